@@ -1,0 +1,33 @@
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: demo test install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+install: $(STAMP)
+
+demo: install
+	@echo '$$ apx-doctor check examples/dashboard.jsonl'
+	-@$(BIN)/apx-doctor check examples/dashboard.jsonl
+	@echo
+	@echo '$$ apx-doctor fix examples/dashboard.jsonl   # dry run: shows the repair, writes nothing'
+	-@$(BIN)/apx-doctor fix examples/dashboard.jsonl
+	@echo
+	@echo '$$ apx-doctor fix --output - examples/dashboard.jsonl'
+	-@$(BIN)/apx-doctor fix --output - examples/dashboard.jsonl
+
+test: install
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

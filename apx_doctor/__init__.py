@@ -1,0 +1,47 @@
+"""apx-doctor: every assistant tool call gets a result.
+
+Checks recorded agent sessions for tool calls that never got a result, and
+closes each with one explicit record: ``not run: the turn was interrupted``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MARKER",
+    "Finding",
+    "Inserted",
+    "RepairResult",
+    "check_messages",
+    "repair_messages",
+    "__version__",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import Inserted, RepairResult, check_messages, repair_messages
+    from .formats.base import DEFAULT_MARKER
+    from .model import Finding
+
+_LAZY = {
+    "check_messages": "api",
+    "repair_messages": "api",
+    "Inserted": "api",
+    "RepairResult": "api",
+    "Finding": "model",
+    "DEFAULT_MARKER": "formats.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so `apx-doctor --version` and the CLI start fast.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'apx_doctor' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

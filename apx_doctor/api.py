@@ -1,0 +1,104 @@
+"""The library: check or repair a history that is already in memory.
+
+For runtimes that repair a history right before they send it to a model::
+
+    from apx_doctor import repair_messages
+    messages = repair_messages(messages).messages
+
+A finding's ``line`` is the 1-based index of the message in the list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .doctor import HistoryDoctor, RepairOptions
+from .formats import adapter_class, detect_format
+from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
+from .model import Edit, Finding
+
+
+@dataclass(frozen=True, slots=True)
+class Inserted:
+    """One not-run record in the repaired list."""
+
+    index: int  # 0-based position in ``RepairResult.messages``
+    call_id: str
+    tool: str | None
+    record: Any
+
+
+@dataclass(slots=True)
+class RepairResult:
+    messages: list[Any]
+    inserted: list[Inserted] = field(default_factory=list)
+    removed: list[Edit] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.inserted or self.removed) or any(e.action == "replace" for e in self.edits)
+
+    edits: list[Edit] = field(default_factory=list)
+
+
+def check_messages(
+    messages: Sequence[Any], *, format: str = "chat", marker: str = DEFAULT_MARKER
+) -> list[Finding]:
+    """The findings for a list of messages; the list is not changed."""
+    doctor = HistoryDoctor(_adapter(format, messages)(marker=marker))
+    for number, message in enumerate(messages, 1):
+        doctor.entry(number, message)
+    doctor.end(len(messages) + 1)
+    return sorted(doctor.findings, key=Finding.sort_key)
+
+
+def repair_messages(
+    messages: Sequence[Any],
+    *,
+    format: str = "chat",
+    marker: str = DEFAULT_MARKER,
+    drop_orphans: bool = False,
+    keep_open_tail: bool = False,
+) -> RepairResult:
+    """A repaired copy of ``messages``: every call answered. The input is not changed.
+
+    Messages that need no change appear in the result as the same objects.
+    """
+    options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
+    doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
+    out: list[Any] = []
+    inserted: list[Inserted] = []
+    for number, message in enumerate(messages, 1):
+        verdict = doctor.entry(number, message)
+        if verdict is None:
+            out.append(message)
+            continue
+        _insert(out, inserted, verdict.insert)
+        if verdict.replace is None:
+            out.append(message)
+        elif verdict.replace is not DROP:
+            out.append(verdict.replace)
+    verdict = doctor.end(len(messages) + 1)
+    if verdict is not None:
+        _insert(out, inserted, verdict.insert)
+    return RepairResult(
+        messages=out,
+        inserted=inserted,
+        removed=[e for e in doctor.edits if e.action == "remove"],
+        findings=sorted(doctor.findings, key=Finding.sort_key),
+        edits=list(doctor.edits),
+    )
+
+
+def _insert(out: list[Any], inserted: list[Inserted], records: list) -> None:
+    for record, pending in records:
+        inserted.append(Inserted(len(out), pending.call.id, pending.call.name, record))
+        out.append(record)
+
+
+def _adapter(name: str, messages: Sequence[Any]) -> type[FormatAdapter]:
+    if name == "auto":
+        return detect_format(list(messages[:64])) or adapter_class("chat")
+    return adapter_class(name)

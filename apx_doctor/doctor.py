@@ -1,0 +1,94 @@
+"""One history through an adapter and the engine: findings and a repair plan.
+
+Pure: it takes parsed entries one at a time and says what to write around each.
+The byte-level streaming (``stream``) and the library (``api``) both drive it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import PairingEngine, PendingCall, Step
+from .formats.base import DROP, FormatAdapter
+from .model import Edit, Finding
+
+_UNRECOGNISED = "valid JSON, but not an entry of the {fmt} format"
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What to write at one entry, besides the entry itself."""
+
+    # Not-run records to write right before the entry (or at the end).
+    insert: list[tuple[Any, PendingCall]] = field(default_factory=list)
+    # A replacement for the entry, ``DROP`` to remove it, None to keep it as is.
+    replace: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepairOptions:
+    drop_orphans: bool = False
+    # Leave pending calls of the last turn alone (a file that may still be live).
+    keep_open_tail: bool = False
+
+
+class HistoryDoctor:
+    def __init__(self, adapter: FormatAdapter, options: RepairOptions = RepairOptions()) -> None:
+        self.adapter = adapter
+        self.options = options
+        self.engine = PairingEngine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
+        self.findings: list[Finding] = []
+        self.edits: list[Edit] = []
+
+    def entry(self, number: int, obj: Any) -> Verdict | None:
+        """Feed the parsed entry numbered ``number``; None means write it as it is."""
+        if self.adapter.one_history_a_line:
+            return self._review(number, obj)
+        entry = self.adapter.classify(obj)
+        if entry is None:
+            self.findings.append(Finding("APX104", number, _UNRECOGNISED.format(fmt=self.adapter.name)))
+            return None
+        step = self.engine.feed(number, entry)
+        if step is None:
+            return None
+        return self._apply(number, step, obj)
+
+    def _review(self, number: int, obj: Any) -> Verdict | None:
+        review = self.adapter.review_line(number, obj, self.options)
+        self.findings.extend(review.findings)
+        self.edits.extend(review.edits)
+        return None if review.replacement is None else Verdict(replace=review.replacement)
+
+    def end(self, number: int) -> Verdict | None:
+        """The history ends; ``number`` is one past the last entry."""
+        step = self.engine.finish()
+        if step is None:
+            return None
+        return self._apply(number, step, None)
+
+    def _apply(self, number: int, step: Step, obj: Any) -> Verdict | None:
+        self.findings.extend(step.findings)
+        verdict: Verdict | None = None
+        closed = [p for p in step.closed if p.call.fixable]
+        if closed:
+            insertion = self.adapter.not_run_records(closed, obj)
+            verdict = Verdict(insert=list(zip(insertion.records, closed)))
+            for record, pending in verdict.insert:
+                call = pending.call
+                self.edits.append(Edit("insert", number, record, call.id, call.name, call.arguments))
+            if insertion.replace_next is not None:
+                verdict.replace = insertion.replace_next
+                self.edits.append(Edit("replace", number, insertion.replace_next))
+        if step.stray and self.options.drop_orphans and obj is not None:
+            ids = [r.call_id for r in step.stray]
+            kept = self.adapter.drop_results(verdict.replace if verdict and verdict.replace is not None else obj, ids)
+            verdict = verdict or Verdict()
+            verdict.replace = kept
+            for call_id in ids:
+                self.edits.append(Edit("remove", number, None, call_id))
+        return verdict
+
+
+def is_drop(value: Any) -> bool:
+    return value is DROP

@@ -1,0 +1,219 @@
+"""The pairing engine: every tool call gets exactly one result.
+
+The engine knows no format. An adapter tells it, entry by entry, which calls an
+entry makes, which results it carries, whether it is a turn boundary (a
+non-tool entry) and whether it is a real user entry that starts the checked
+history. The engine answers with what it found and which pending calls must be
+closed right before that entry.
+
+Within one entry the engine applies, in order: the results it carries, then the
+boundary, then the calls it makes. That order lets one entry both deliver
+results and start a new turn (an Anthropic user message holding tool results
+and text), or close a turn and open calls (an assistant message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str | None = None
+    arguments: Any = None
+    # False where no honest not-run record exists in the format (the call is
+    # still reported, but never answered with a fake result).
+    fixable: bool = True
+    # Whatever the adapter needs later to write the not-run record.
+    context: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    # This result is a not-run record: the call is closed as interrupted.
+    not_run: bool = False
+    # Another runtime's placeholder: answers structurally, proves nothing (APX006).
+    placeholder: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What one line (or one message) is, in the engine's terms."""
+
+    opens_history: bool = False
+    boundary: bool = False
+    results: tuple[ToolResult, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
+    thread: Hashable = None
+
+
+# An entry that is none of the above: metadata, events, progress lines.
+PASS_OVER = Entry()
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    line: int
+    call: ToolCall
+    thread: Hashable = None
+
+
+@dataclass(slots=True)
+class Step:
+    """What the engine decided at one entry."""
+
+    # Pending calls to close with not-run records right before this entry
+    # (or, from ``finish``, at the end), in call order.
+    closed: list[PendingCall] = field(default_factory=list)
+    # Results on this entry that answer nothing (orphan, duplicate, late).
+    stray: list[ToolResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+_ANSWERED = 1
+_INTERRUPTED = 2
+
+
+class _Thread:
+    __slots__ = ("started", "pending", "settled")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.pending: dict[str, PendingCall] = {}
+        # Every call id that was closed, and how: tells a duplicate from a late
+        # result from an orphan.
+        self.settled: dict[str, int] = {}
+
+
+class PairingEngine:
+    def __init__(self, *, close_at_end: bool = True) -> None:
+        self._threads: dict[Hashable, _Thread] = {}
+        self._close_at_end = close_at_end
+
+    def feed(self, line: int, entry: Entry) -> Step | None:
+        """Apply one entry. Returns None when nothing needs attention."""
+        thread = self._threads.get(entry.thread)
+        if thread is None:
+            thread = self._threads[entry.thread] = _Thread()
+        if not thread.started:
+            if not entry.opens_history:
+                return None
+            thread.started = True
+        step: Step | None = None
+        if entry.results:
+            step = self._take_results(thread, line, entry.results, step)
+        if entry.boundary and thread.pending:
+            step = step or Step()
+            self._close(thread, step)
+        if entry.calls:
+            step = self._open_calls(thread, line, entry, step)
+        return step
+
+    def finish(self) -> Step | None:
+        """The history ends: close what is still pending."""
+        if not self._close_at_end:
+            return None
+        step = Step()
+        for thread in self._threads.values():
+            if thread.pending:
+                self._close(thread, step)
+        if not step.closed:
+            return None
+        step.closed.sort(key=lambda p: p.line)
+        return step
+
+    def pending_calls(self) -> list[PendingCall]:
+        return [p for t in self._threads.values() for p in t.pending.values()]
+
+    def _take_results(
+        self, thread: _Thread, line: int, results: tuple[ToolResult, ...], step: Step | None
+    ) -> Step | None:
+        for result in results:
+            pending = thread.pending.pop(result.call_id, None)
+            if pending is not None:
+                thread.settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
+                if result.placeholder:
+                    step = step or Step()
+                    step.findings.append(_placeholder(line, pending))
+                continue
+            step = step or Step()
+            step.stray.append(result)
+            step.findings.append(_stray(line, result, thread.settled.get(result.call_id)))
+        return step
+
+    def _close(self, thread: _Thread, step: Step) -> None:
+        for call_id, pending in thread.pending.items():
+            thread.settled[call_id] = _INTERRUPTED
+            step.closed.append(pending)
+            step.findings.append(_interrupted(pending))
+        thread.pending = {}
+
+    def _open_calls(self, thread: _Thread, line: int, entry: Entry, step: Step | None) -> Step | None:
+        for call in entry.calls:
+            if call.id in thread.pending:
+                step = step or Step()
+                step.findings.append(_reused(line, call, thread.pending[call.id]))
+                continue
+            thread.pending[call.id] = PendingCall(line, call, entry.thread)
+        return step
+
+
+def _interrupted(pending: PendingCall) -> Finding:
+    call = pending.call
+    what = f"tool call {call.id!r}" + (f" ({call.name})" if call.name else "")
+    if call.fixable:
+        message = f"{what} has no result: the turn was interrupted"
+    else:
+        message = (
+            f"{what} has no result: the turn was interrupted; this call type has no honest "
+            "not-run record, so it is reported but not repaired"
+        )
+    return Finding(
+        "APX001",
+        pending.line,
+        message,
+        call_id=call.id,
+        tool=call.name,
+        fixable=call.fixable,
+    )
+
+
+def _stray(line: int, result: ToolResult, settled: int | None) -> Finding:
+    if settled is None:
+        return Finding("APX002", line, f"tool result for {result.call_id!r} answers no call", call_id=result.call_id)
+    if settled == _ANSWERED:
+        return Finding(
+            "APX003", line, f"second tool result for {result.call_id!r}, which was already answered", call_id=result.call_id
+        )
+    return Finding(
+        "APX004",
+        line,
+        f"tool result for {result.call_id!r} arrives after the call was closed as interrupted",
+        call_id=result.call_id,
+    )
+
+
+def _reused(line: int, call: ToolCall, first: PendingCall) -> Finding:
+    return Finding(
+        "APX005",
+        line,
+        f"call id {call.id!r} is already waiting for a result (called on line {first.line})",
+        call_id=call.id,
+        tool=call.name,
+    )
+
+
+def _placeholder(line: int, pending: PendingCall) -> Finding:
+    return Finding(
+        "APX006",
+        line,
+        f"the result for {pending.call.id!r} is a placeholder: it does not show that the tool ran",
+        call_id=pending.call.id,
+        tool=pending.call.name,
+    )

@@ -1,0 +1,66 @@
+"""The format registry: every module in this package that defines ``ADAPTER``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import Any, Sequence
+
+from .base import DEFAULT_MARKER, Detection, FormatAdapter
+
+__all__ = ["DEFAULT_MARKER", "FormatAdapter", "adapters", "adapter_class", "detect_format", "format_names"]
+
+
+class UnknownFormatError(ValueError):
+    pass
+
+
+class AmbiguousFormatError(ValueError):
+    pass
+
+
+@cache
+def adapters() -> tuple[type[FormatAdapter], ...]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        adapter = getattr(module, "ADAPTER", None)
+        if adapter is not None:
+            found.append(adapter)
+    found.sort(key=lambda a: (a.priority, a.name))
+    return tuple(found)
+
+
+def format_names() -> list[str]:
+    return [a.name for a in adapters()]
+
+
+def adapter_class(name: str) -> type[FormatAdapter]:
+    for adapter in adapters():
+        if adapter.name == name:
+            return adapter
+    raise UnknownFormatError(f"unknown format {name!r} (choose from: {', '.join(format_names())})")
+
+
+def detect_format(samples: Sequence[Any]) -> type[FormatAdapter] | None:
+    """The format of a file from its first parsed lines.
+
+    Returns None when there is nothing to tell by (no JSON object at all).
+    Raises AmbiguousFormatError or UnknownFormatError when it cannot tell.
+    """
+    if not any(isinstance(s, dict) for s in samples):
+        return None
+    levels = [(a, a.detect(samples)) for a in adapters()]
+    certain = [a for a, level in levels if level >= Detection.CERTAIN]
+    if len(certain) == 1:
+        return certain[0]
+    if len(certain) > 1:
+        names = ", ".join(a.name for a in certain)
+        raise AmbiguousFormatError(f"the lines fit several formats ({names})")
+    compatible = [a for a, level in levels if level >= Detection.COMPATIBLE]
+    if compatible:
+        return compatible[0]
+    raise UnknownFormatError("the lines fit no known format")

@@ -1,0 +1,115 @@
+"""What a format adapter is.
+
+An adapter reads one parsed line (or one message) at a time and says what it is
+in the engine's terms: an ``Entry`` that makes calls, carries results, is a turn
+boundary, or is passed over. It also writes the not-run record in its own
+format. Adapters are created fresh for each history, so they may keep state
+(the previous reply's id, a session id) between lines.
+
+Adding a format is one new module in this package that defines ``ADAPTER``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+from ..engine import Entry, PendingCall
+
+DEFAULT_MARKER = "not run: the turn was interrupted"
+
+# Markers other runtimes write when they close a call they lost. They answer a
+# call structurally, but are no evidence that the tool ran (APX006).
+PLACEHOLDER_TEXTS = frozenset(
+    {
+        "aborted",
+        "[Tool result missing due to internal error]",
+    }
+)
+
+# Returned by ``drop_results`` when the whole line goes.
+DROP = object()
+
+
+class Detection:
+    """How sure an adapter is that sample lines are in its format."""
+
+    NO = 0
+    COMPATIBLE = 1  # nothing contradicts it, nothing proves it
+    CERTAIN = 2
+
+
+@dataclass(slots=True)
+class Insertion:
+    """The not-run records for calls closed at one place, in call order."""
+
+    records: list[Any] = field(default_factory=list)
+    # A rewritten version of the entry the records stand before, for formats
+    # that link entries to each other (None: that entry is left untouched).
+    replace_next: Any = None
+
+
+@dataclass(slots=True)
+class LineReview:
+    """The outcome for one line that is a whole history."""
+
+    findings: list[Any] = field(default_factory=list)
+    edits: list[Any] = field(default_factory=list)
+    # The repaired line (None: unchanged).
+    replacement: Any = None
+
+
+class FormatAdapter:
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    # Lower comes first when several formats fit equally well.
+    priority: ClassVar[int] = 100
+    # False where the last pending calls of a history are not interrupted (a
+    # training example's final call is its target).
+    close_at_end: ClassVar[bool] = True
+    # True where every line is a whole conversation of its own (datasets):
+    # then ``review_line`` handles each line instead of ``classify``.
+    one_history_a_line: ClassVar[bool] = False
+
+    def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
+        self.marker = marker
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        """Return a ``Detection`` level for the first parsed lines of a file."""
+        raise NotImplementedError
+
+    def classify(self, obj: Any) -> Entry | None:
+        """What this line is; None if it is no entry of the format (APX104)."""
+        raise NotImplementedError
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        """Records answering ``closed`` (all fixable), placed before ``before`` (None: at the end)."""
+        raise NotImplementedError
+
+    def review_line(self, number: int, obj: Any, options: Any) -> "LineReview":
+        """Check one line that holds a whole history (``one_history_a_line`` formats)."""
+        raise NotImplementedError
+
+    def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
+        """The line without the given stray results, or ``DROP`` to remove it whole."""
+        return DROP
+
+    def is_not_run(self, content: Any) -> bool:
+        return text_of(content) == self.marker
+
+    def is_placeholder(self, content: Any) -> bool:
+        text = text_of(content)
+        return text is not None and text in PLACEHOLDER_TEXTS
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a result's content, if it is plain text (a string or one text part)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and len(content) == 1:
+        part = content[0]
+        if isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text"):
+            text = part.get("text")
+            return text if isinstance(text, str) else None
+    return None

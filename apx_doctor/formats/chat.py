@@ -1,0 +1,104 @@
+"""The APX chat format: OpenAI Chat Completions messages, one a line.
+
+    {"role": "user", "content": ...}
+    {"role": "assistant", "content": ..., "tool_calls": [{"id", "type": "function", "function": {...}}]}
+    {"role": "tool", "tool_call_id": ID, "content": ...}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from .base import Detection, FormatAdapter, Insertion
+
+_USER = Entry(opens_history=True, boundary=True)
+_BOUNDARY = Entry(boundary=True)
+_NON_TOOL_ROLES = frozenset({"system", "developer"})
+
+
+class ChatAdapter(FormatAdapter):
+    name = "chat"
+    description = "APX chat history: OpenAI Chat Completions messages, one a line"
+    priority = 0
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        level = Detection.NO
+        for obj in samples:
+            if not isinstance(obj, dict) or not isinstance(obj.get("role"), str):
+                continue
+            if obj["role"] == "tool" or "tool_calls" in obj:
+                return Detection.CERTAIN
+            content = obj.get("content")
+            if content is None or isinstance(content, str):
+                level = Detection.COMPATIBLE
+            elif isinstance(content, list) and all(_is_chat_part(p) for p in content):
+                level = Detection.COMPATIBLE
+            else:
+                return Detection.NO
+        return level
+
+    def classify(self, obj: Any) -> Entry | None:
+        if type(obj) is not dict:
+            return None
+        role = obj.get("role")
+        if role == "tool":
+            content = obj.get("content")
+            call_id = obj.get("tool_call_id")
+            return Entry(
+                results=(
+                    ToolResult(
+                        call_id if isinstance(call_id, str) else None,
+                        not_run=self.is_not_run(content),
+                        placeholder=self.is_placeholder(content),
+                    ),
+                )
+            )
+        if role == "assistant":
+            tool_calls = obj.get("tool_calls")
+            if not tool_calls:
+                return _BOUNDARY
+            return Entry(boundary=True, calls=_calls(tool_calls))
+        if role == "user":
+            return _USER
+        if role in _NON_TOOL_ROLES:
+            return _BOUNDARY
+        if role == "function":
+            # Legacy function results carry no call id: nothing to pair.
+            return PASS_OVER
+        return None
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        return Insertion(
+            [{"role": "tool", "tool_call_id": p.call.id, "content": self.marker} for p in closed]
+        )
+
+
+def _calls(tool_calls: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(tool_calls, list):
+        return ()
+    calls = []
+    for item in tool_calls:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        spec = item.get("function") or item.get("custom")
+        name = arguments = None
+        if isinstance(spec, dict):
+            name = spec.get("name") if isinstance(spec.get("name"), str) else None
+            arguments = spec.get("arguments", spec.get("input"))
+        calls.append(ToolCall(item["id"], name, arguments))
+    return tuple(calls)
+
+
+def _is_chat_part(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in (
+        "text",
+        "image_url",
+        "input_audio",
+        "file",
+        "refusal",
+    )
+
+
+ADAPTER = ChatAdapter

@@ -1,0 +1,143 @@
+"""Values the doctor produces: findings, edits and per-file reports.
+
+These are plain data. Reporters render them; nothing here prints or touches files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .rules import RULES, Rule, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    line: int | None
+    message: str
+    call_id: str | None = None
+    tool: str | None = None
+    # Position of the message inside a one-conversation-a-line dataset row.
+    index: int | None = None
+    # False where the format cannot express a not-run record honestly.
+    fixable: bool | None = None
+    # What a person should check before continuing (filled in for APX001).
+    advice: str | None = None
+
+    @property
+    def rule(self) -> Rule:
+        return RULES[self.code]
+
+    @property
+    def name(self) -> str:
+        return RULES[self.code].name
+
+    @property
+    def severity(self) -> Severity:
+        return RULES[self.code].severity
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.line or 0, self.index if self.index is not None else -1, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "severity": str(self.severity),
+            "line": self.line,
+        }
+        if self.index is not None:
+            out["index"] = self.index
+        if self.call_id is not None:
+            out["call_id"] = self.call_id
+        if self.tool is not None:
+            out["tool"] = self.tool
+        if self.fixable is not None:
+            out["fixable"] = self.fixable
+        out["message"] = self.message
+        if self.advice is not None:
+            out["advice"] = self.advice
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One change a repair makes, in terms of the input's line numbers.
+
+    ``insert`` stands before ``line`` (one past the last line means appended);
+    ``remove`` and ``replace`` act on ``line`` itself.
+    """
+
+    action: str  # "insert" | "remove" | "replace"
+    line: int
+    record: Any = None
+    call_id: str | None = None
+    tool: str | None = None
+    arguments: Any = None
+    index: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.action == "insert":
+            out["before_line"] = self.line
+        else:
+            out["line"] = self.line
+        if self.index is not None:
+            out["index"] = self.index
+        if self.record is not None:
+            out["record"] = self.record
+        if self.call_id is not None:
+            out["call_id"] = self.call_id
+        if self.tool is not None:
+            out["tool"] = self.tool
+        return out
+
+
+@dataclass(slots=True)
+class FileReport:
+    path: str
+    format: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    changed: bool = False
+    written: bool = False
+    # Set when the run on this file stopped (unreadable path, failed self-check).
+    error: str | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.WARNING)
+
+    @property
+    def inserted(self) -> int:
+        return sum(1 for e in self.edits if e.action == "insert")
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for e in self.edits if e.action == "remove")
+
+    @property
+    def unfixable(self) -> bool:
+        """Error findings that a repair does not resolve remain after fix."""
+        return any(
+            f.severity is Severity.ERROR and not (f.code == "APX001" and f.fixable is not False)
+            for f in self.findings
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "format": self.format,
+            "findings": [f.to_dict() for f in self.findings],
+            "edits": [e.to_dict() for e in self.edits],
+            "changed": self.changed,
+            "written": self.written,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out

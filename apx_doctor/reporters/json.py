@@ -1,0 +1,27 @@
+"""The stable machine report (version 1). Fields may be added, never renamed."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import orjson
+
+from ..model import FileReport
+from ..safe import json_safe
+from . import RenderContext, summary
+
+VERSION = 1
+
+
+def document(reports: Sequence[FileReport]) -> dict:
+    return {
+        "version": VERSION,
+        "files": [r.to_dict() for r in reports],
+        "summary": summary(reports),
+    }
+
+
+def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    data = orjson.dumps(document(reports), option=orjson.OPT_INDENT_2, default=str)
+    ctx.out.write(json_safe(data).decode() + "\n")
+    ctx.out.flush()

@@ -1,0 +1,88 @@
+"""Options in, one ``FileReport`` per input out.
+
+The runner ties the byte-level pass to files: it picks the sink for the write
+mode, commits or aborts it, and turns what stops a run into a report value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from . import files, stream
+from .doctor import RepairOptions
+from .errors import DoctorError
+from .formats.base import DEFAULT_MARKER
+from .model import FileReport
+
+
+class Mode(str, Enum):
+    CHECK = "check"
+    DRY_RUN = "dry-run"
+    IN_PLACE = "in-place"
+    OUTPUT = "output"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    mode: Mode = Mode.CHECK
+    output: str | None = None
+    input_format: str = "auto"
+    marker: str = DEFAULT_MARKER
+    repair: RepairOptions = field(default_factory=RepairOptions)
+
+    def stream_config(self) -> stream.StreamConfig:
+        return stream.StreamConfig(self.input_format, self.marker, self.repair)
+
+
+def run_path(path: str, options: RunOptions) -> FileReport:
+    report = FileReport(path)
+    sink = None
+    try:
+        with files.open_lines(path) as lines:
+            sink = _sink(path, options)
+            result = stream.run(lines, options.stream_config(), sink)
+        report.format = result.format
+        report.findings = result.findings
+        report.edits = result.edits
+        report.changed = result.changed
+        if sink is not None:
+            if result.unparsed or (options.mode is Mode.IN_PLACE and not result.changed):
+                sink.abort()
+            else:
+                report.written = sink.commit()
+        sink = None
+    except DoctorError as exc:
+        report.error = str(exc)
+    finally:
+        if sink is not None:
+            sink.abort()
+    return report
+
+
+def _sink(path: str, options: RunOptions):
+    if options.mode is Mode.IN_PLACE:
+        return files.InPlaceSink(path)
+    if options.mode is Mode.OUTPUT:
+        if options.output == files.STDIN:
+            return files.StdoutSink()
+        return files.OutputFileSink(options.output)
+    if options.mode is Mode.DRY_RUN:
+        return _NullSink()
+    return None
+
+
+class _NullSink:
+    """A dry run still plans and self-checks the repair; it only discards the bytes."""
+
+    def keep(self, raw: bytes) -> None:
+        pass
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def commit(self) -> bool:
+        return False
+
+    def abort(self) -> None:
+        pass

@@ -1,0 +1,183 @@
+"""The byte-level pass over one transcript: parse, check, and (when asked) repair.
+
+Pure in the sense that matters: it reads raw lines from an iterable and hands
+output bytes to a sink; it opens no file and prints nothing. One pass does
+everything, including the self-check of the repaired output, so a file is
+never held whole in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Iterable, Protocol
+
+from . import jsonl
+from .doctor import HistoryDoctor, RepairOptions, Verdict
+from .errors import InputError, SelfCheckError
+from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format, format_names
+from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
+from .model import Edit, Finding
+
+# How many lines auto-detection looks at.
+DETECT_LINES = 64
+
+
+class Sink(Protocol):
+    def keep(self, raw: bytes) -> None:
+        """An input line that goes out unchanged, terminator included."""
+
+    def write(self, data: bytes) -> None:
+        """New bytes: an inserted record or a rewritten line."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamConfig:
+    input_format: str = "auto"
+    marker: str = DEFAULT_MARKER
+    repair: RepairOptions = RepairOptions()
+
+
+@dataclass(slots=True)
+class StreamResult:
+    format: str | None
+    findings: list[Finding] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    # A line could not be parsed: the file must not be written.
+    unparsed: bool = False
+    lines: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits) and not self.unparsed
+
+
+def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sink | None = None) -> StreamResult:
+    """Check ``lines``; with a sink, also write the repaired transcript to it."""
+    rest = iter(lines)
+    head = list(islice(rest, DETECT_LINES))
+    parsed = [_parse_first(raw) if i == 0 else jsonl.parse(raw) for i, raw in enumerate(head)]
+    adapter = _choose(config.input_format, parsed)
+    if adapter is None:  # nothing to tell the format by, so nothing to pair
+        adapter = adapter_class("chat")
+    run_ = _Pass(adapter, config, sink)
+    for raw, value in zip(head, parsed):
+        run_.line(raw, value)
+    for raw in rest:
+        run_.line(raw, jsonl.parse(raw))
+    return run_.finish()
+
+
+def _parse_first(raw: bytes) -> Any:
+    return jsonl.parse(raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw)
+
+
+def _choose(name: str, samples: list[Any]) -> type[FormatAdapter] | None:
+    choices = ", ".join(format_names())
+    if name != "auto":
+        try:
+            return adapter_class(name)
+        except UnknownFormatError as exc:
+            raise InputError(str(exc)) from None
+    try:
+        return detect_format([s for s in samples if not isinstance(s, jsonl.Unparsed)])
+    except (AmbiguousFormatError, UnknownFormatError) as exc:
+        raise InputError(f"cannot tell the transcript format: {exc}; pass --input-format ({choices})") from None
+
+
+class _Pass:
+    def __init__(self, adapter: type[FormatAdapter], config: StreamConfig, sink: Sink | None) -> None:
+        self.doctor = HistoryDoctor(adapter(marker=config.marker), config.repair)
+        self.sink = sink
+        # The repaired output is checked again as it is written: it must need
+        # no further repair.
+        self.checker = HistoryDoctor(adapter(marker=config.marker), config.repair) if sink else None
+        self.result = StreamResult(adapter.name)
+        self.number = 0
+        self.out_number = 0
+        self.last_terminator = b"\n"
+        self.default_terminator: bytes | None = None
+
+    def line(self, raw: bytes, value: Any) -> None:
+        self.number += 1
+        number = self.number
+        if number == 1 and raw.startswith(jsonl.BOM):
+            self.result.findings.append(Finding("APX103", 1, "the file starts with a UTF-8 byte-order mark"))
+        if type(value) is jsonl.Unparsed:
+            self._unparsed(number, raw, value)
+            verdict = None
+        else:
+            verdict = self.doctor.entry(number, value)
+        if self.sink is None:
+            return
+        if verdict is None:
+            self._keep(raw, value)
+        else:
+            self._rewrite(number, raw, value, verdict)
+
+    def finish(self) -> StreamResult:
+        verdict = self.doctor.end(self.number + 1)
+        if verdict is not None and self.sink is not None:
+            self._insert(verdict)
+        if self.checker is not None and self.checker.end(self.out_number + 1) is not None:
+            raise SelfCheckError("the repaired transcript still has calls without results")
+        result = self.result
+        result.lines = self.number
+        result.findings.extend(self.doctor.findings)
+        result.findings.sort(key=Finding.sort_key)
+        result.edits = [] if result.unparsed else self.doctor.edits
+        return result
+
+    def _unparsed(self, number: int, raw: bytes, value: jsonl.Unparsed) -> None:
+        if value.kind == jsonl.BLANK:
+            self.result.findings.append(Finding("APX105", number, "blank line"))
+            return
+        self.result.unparsed = True
+        if not raw.endswith(b"\n"):
+            message = "the last line is cut off (no line ending, not valid JSON)"
+            self.result.findings.append(Finding("APX102", number, message))
+        else:
+            self.result.findings.append(Finding("APX101", number, f"not valid JSON: {value.reason}"))
+
+    def _keep(self, raw: bytes, value: Any) -> None:
+        self.sink.keep(raw)
+        self._track(raw)
+        self._recheck(value)
+
+    def _rewrite(self, number: int, raw: bytes, value: Any, verdict: Verdict) -> None:
+        self._insert(verdict)
+        if verdict.replace is None:
+            self._keep(raw, value)
+        elif verdict.replace is not DROP:
+            if jsonl.parse_exact(raw.removeprefix(jsonl.BOM)) != value:
+                raise SelfCheckError(f"line {number} holds a number too long to rewrite exactly; nothing was written")
+            term = jsonl.terminator(raw)
+            self.sink.write(jsonl.dumps(verdict.replace) + term)
+            self._track(raw)
+            self._recheck(verdict.replace)
+
+    def _insert(self, verdict: Verdict) -> None:
+        if not verdict.insert:
+            return
+        if not self.last_terminator:
+            # Appending after a last line that has no line ending: give it one.
+            self.last_terminator = self.default_terminator or b"\n"
+            self.sink.write(self.last_terminator)
+        for record, _pending in verdict.insert:
+            self.sink.write(jsonl.dumps(record) + self.last_terminator)
+            self._recheck(record)
+
+    def _track(self, raw: bytes) -> None:
+        term = jsonl.terminator(raw)
+        self.last_terminator = term
+        if self.default_terminator is None and term:
+            self.default_terminator = term
+
+    def _recheck(self, value: Any) -> None:
+        self.out_number += 1
+        if type(value) is jsonl.Unparsed:
+            return
+        if self.checker.entry(self.out_number, value) is not None:
+            raise SelfCheckError(
+                f"a second repair would change output line {self.out_number}; nothing was written"
+            )
