@@ -132,10 +132,17 @@ class InPlaceSink:
             self.temp.write(raw)
 
     def write(self, data: bytes) -> None:
+        self._start()
+        self.temp.write(data)
+
+    def drop(self, raw: bytes) -> None:
+        # The output stops being a copy of the input here.
+        self._start()
+
+    def _start(self) -> None:
         if self.temp is None:
             self.temp = _AtomicTemp(self.target)
             self._copy_prefix()
-        self.temp.write(data)
 
     def _copy_prefix(self) -> None:
         left = self.prefix
@@ -167,6 +174,9 @@ class OutputFileSink:
         self.temp = _AtomicTemp(self.target)
         self.keep = self.write = self.temp.write
 
+    def drop(self, raw: bytes) -> None:
+        pass
+
     def commit(self) -> bool:
         mode = None
         with contextlib.suppress(OSError):
@@ -184,6 +194,9 @@ class StdoutSink:
     def __init__(self) -> None:
         self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
         self.keep = self.write = self.buffer.write
+
+    def drop(self, raw: bytes) -> None:
+        pass
 
     def commit(self) -> bool:
         self.buffer.seek(0)

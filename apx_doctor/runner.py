@@ -81,6 +81,9 @@ class _NullSink:
     def write(self, data: bytes) -> None:
         pass
 
+    def drop(self, raw: bytes) -> None:
+        pass
+
     def commit(self) -> bool:
         return False
 

@@ -30,6 +30,9 @@ class Sink(Protocol):
     def write(self, data: bytes) -> None:
         """New bytes: an inserted record or a rewritten line."""
 
+    def drop(self, raw: bytes) -> None:
+        """An input line that does not go out."""
+
 
 @dataclass(frozen=True, slots=True)
 class StreamConfig:
@@ -148,7 +151,9 @@ class _Pass:
         self._insert(verdict)
         if verdict.replace is None:
             self._keep(raw, value)
-        elif verdict.replace is not DROP:
+        elif verdict.replace is DROP:
+            self.sink.drop(raw)
+        else:
             if jsonl.parse_exact(raw.removeprefix(jsonl.BOM)) != value:
                 raise SelfCheckError(f"line {number} holds a number too long to rewrite exactly; nothing was written")
             term = jsonl.terminator(raw)
