@@ -27,6 +27,8 @@ PLACEHOLDER_TEXTS = frozenset(
     }
 )
 
+_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
+
 # Returned by ``drop_results`` when the whole line goes.
 DROP = object()
 
@@ -95,12 +97,21 @@ class FormatAdapter:
         """The line without the given stray results, or ``DROP`` to remove it whole."""
         return DROP
 
+    def relink(self, obj: Any) -> Any:
+        """A line that links to a line ``drop_results`` removed, re-pointed (None: unchanged).
+
+        For formats whose lines link to each other (Claude Code's uuid tree);
+        asked only of lines the repair does not otherwise rewrite.
+        """
+        return None
+
     def is_not_run(self, content: Any) -> bool:
         return text_of(content) == self.marker
 
     def is_placeholder(self, content: Any) -> bool:
         text = text_of(content)
-        return text is not None and text in PLACEHOLDER_TEXTS
+        # The length test first: a set lookup hashes the whole (often long) result.
+        return text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS
 
 
 def text_of(content: Any) -> str | None:
