@@ -1,0 +1,177 @@
+"""Codex CLI rollout files: one ``{timestamp, type, payload}`` record a line.
+
+    {"timestamp": ..., "type": "session_meta" | "turn_context" | "event_msg", "payload": {...}}
+    {"timestamp": ..., "type": "response_item", "payload": {"type": "function_call", "call_id": ...}}
+    {"timestamp": ..., "type": "response_item", "payload": {"type": "function_call_output", "call_id": ...}}
+    {"timestamp": ..., "type": "compacted", "payload": {"message": ...}}
+
+Calls and outputs are ``response_item`` payloads linked by ``call_id``, paired
+the way Codex itself pairs them when it rebuilds a prompt: ``function_call`` and
+``local_shell_call`` are answered by ``function_call_output``,
+``custom_tool_call`` by ``custom_tool_call_output``, a client-side
+``tool_search_call`` by ``tool_search_output``. Assistant messages, reasoning
+and self-contained items (``web_search_call``, ...) may stand between a call and
+its output. A user message is the turn boundary; ``compacted`` replaces the
+history before it, so it closes pending calls too. Event lines
+(``event_msg``, including ``turn_aborted``), ``turn_context`` and
+``session_meta`` are passed over: after ``turn_aborted`` Codex may still write
+the outputs of the calls it cancelled, so the event itself closes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from .base import Detection, FormatAdapter, Insertion
+
+RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+_USER = Entry(opens_history=True, boundary=True)
+_BOUNDARY = Entry(boundary=True)
+
+# Text Codex itself puts into user messages (workspace context, AGENTS.md,
+# notes about an aborted turn, a shell command the user ran). Such a message
+# still closes a turn, but it is not the first real user entry of a session.
+_INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<instructions>",
+    "# agents.md instructions",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<permissions instructions>",
+    "<skill>",
+)
+
+# The output item type that answers each call type (the not-run record's type).
+_OUTPUT_FOR = {
+    "function_call": "function_call_output",
+    # Codex answers a local shell call with a function_call_output.
+    "local_shell_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+}
+_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+
+
+class CodexAdapter(FormatAdapter):
+    name = "codex"
+    description = "Codex CLI rollout files: {timestamp, type, payload} records, one a line"
+    priority = 40
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # The latest timestamp seen so far, as written and as a moment: an
+        # inserted output takes it, so it is never earlier than its call.
+        self._latest: tuple[datetime, str] | None = None
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        for obj in samples:
+            if _is_record(obj) and obj["type"] in RECORD_TYPES:
+                return Detection.CERTAIN
+        return Detection.NO
+
+    def classify(self, obj: Any) -> Entry | None:
+        if not _is_record(obj):
+            return None
+        self._see_timestamp(obj.get("timestamp"))
+        kind = obj["type"]
+        if kind == "compacted":
+            return _BOUNDARY
+        if kind != "response_item":
+            return PASS_OVER  # events, turn context, session metadata, types not known yet
+        return self._item(obj["payload"])
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        timestamp = self._latest[1] if self._latest else None
+        records = []
+        for pending in closed:
+            record: dict[str, Any] = {}
+            if timestamp is not None:
+                record["timestamp"] = timestamp
+            record["type"] = "response_item"
+            record["payload"] = {
+                "type": _OUTPUT_FOR[pending.call.context],
+                "call_id": pending.call.id,
+                "output": self.marker,
+            }
+            records.append(record)
+        return Insertion(records)
+
+    def _item(self, item: dict) -> Entry:
+        item_type = item.get("type")
+        if item_type == "message":
+            if item.get("role") != "user":
+                # Assistant messages of the same response may stand between a
+                # call and its output; developer context is not a user turn.
+                return PASS_OVER
+            return _BOUNDARY if _is_injected(item.get("content")) else _USER
+        if item_type in _OUTPUT_TYPES:
+            return self._output(item)
+        call = _call(item)
+        return PASS_OVER if call is None else Entry(calls=(call,))
+
+    def _output(self, item: dict) -> Entry:
+        if item.get("type") == "tool_search_output" and item.get("execution") == "server":
+            return PASS_OVER  # answered by the server, for a call it made itself
+        call_id = item.get("call_id")
+        output = item.get("output")
+        if isinstance(output, dict):  # {content, success} payloads of some writers
+            output = output.get("content")
+        return Entry(
+            results=(
+                ToolResult(
+                    call_id if isinstance(call_id, str) else None,
+                    not_run=self.is_not_run(output),
+                    placeholder=self.is_placeholder(output),
+                ),
+            )
+        )
+
+    def _see_timestamp(self, value: Any) -> None:
+        if not isinstance(value, str):
+            return
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return
+        if moment.tzinfo is None:
+            return  # cannot be compared with the zoned timestamps Codex writes
+        if self._latest is None or moment > self._latest[0]:
+            self._latest = (moment, value)
+
+
+def _is_record(obj: Any) -> bool:
+    return type(obj) is dict and isinstance(obj.get("type"), str) and isinstance(obj.get("payload"), dict)
+
+
+def _call(item: dict) -> ToolCall | None:
+    item_type = item.get("type")
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str):
+        # A local shell call from the Chat Completions API carries only an
+        # ``id``; Codex pairs it with nothing, and so do we.
+        return None
+    name = item.get("name") if isinstance(item.get("name"), str) else None
+    if item_type == "function_call":
+        return ToolCall(call_id, name, item.get("arguments"), context=item_type)
+    if item_type == "custom_tool_call":
+        return ToolCall(call_id, name, item.get("input"), context=item_type)
+    if item_type == "local_shell_call":
+        return ToolCall(call_id, "local_shell", item.get("action"), context=item_type)
+    if item_type == "tool_search_call" and item.get("execution") != "server":
+        # Its output is a list of tools found: an empty list would claim the
+        # search ran and found nothing, so this call is reported, not answered.
+        return ToolCall(call_id, "tool_search", item.get("arguments"), fixable=False)
+    return None
+
+
+def _is_injected(content: Any) -> bool:
+    texts = [p.get("text") for p in content if isinstance(p, dict)] if isinstance(content, list) else [content]
+    texts = [t for t in texts if isinstance(t, str) and t.strip()]
+    return bool(texts) and all(t.lstrip().lower().startswith(_INJECTED_PREFIXES) for t in texts)
+
+
+ADAPTER = CodexAdapter
