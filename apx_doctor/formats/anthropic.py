@@ -1,0 +1,191 @@
+"""The Anthropic Messages API format: the request's ``messages`` array, one message a line.
+
+    {"role": "user", "content": "..." | [blocks]}
+    {"role": "assistant", "content": [{"type": "text", ...}, {"type": "tool_use", "id", "name", "input"}]}
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id", "content"}, {"type": "text", ...}]}
+
+What the API demands, and how it maps onto the engine:
+
+- Results of an assistant message's ``tool_use`` blocks belong in the very next
+  user message, before its text. The API merges consecutive messages of one
+  role, so a user message holding only ``tool_result`` blocks is no turn
+  boundary (the next one may carry the rest), and an assistant message right
+  after another assistant message continues the same reply.
+- A user message with any other content (text, images, ...) and an assistant
+  message after a user message both end the window for results.
+- ``server_tool_use`` (and the ``*_tool_result`` blocks the server writes) are
+  answered by the server inside the assistant message: never calls here.
+- The not-run record is a user message holding one ``tool_result`` block; the
+  API merges it into the user message it stands before.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+from ..engine import Entry, PendingCall, ToolCall, ToolResult
+from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion
+
+_ROLES = frozenset({"user", "assistant", "system"})
+# Block types only the Messages API has: one of them settles detection.
+_DECISIVE_BLOCKS = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "server_tool_use",
+        "thinking",
+        "redacted_thinking",
+        "document",
+        "search_result",
+        "container_upload",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+# Keys that belong to other formats' lines (chat, Responses, Claude Code, Codex, datasets).
+_FOREIGN_KEYS = frozenset({"type", "tool_calls", "tool_call_id", "function_call", "message", "payload", "messages"})
+_BOUNDARY = Entry(boundary=True)
+
+
+class AnthropicAdapter(FormatAdapter):
+    name = "anthropic"
+    description = "Anthropic Messages API: the messages array, one message a line"
+    priority = 10
+
+    def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
+        super().__init__(marker=marker)
+        # The role of the previous message: consecutive same-role messages are one turn.
+        self._last_role: str | None = None
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        level = Detection.NO
+        for obj in samples:
+            if not isinstance(obj, dict):
+                continue
+            verdict = _detect_one(obj)
+            if verdict == Detection.NO:
+                return Detection.NO
+            level = max(level, verdict)
+        return level
+
+    def classify(self, obj: Any) -> Entry | None:
+        if type(obj) is not dict:
+            return None
+        role = obj.get("role")
+        content = obj.get("content")
+        if role not in _ROLES or not isinstance(content, (str, list)):
+            return None
+        if role == "user":
+            entry = self._user(content)
+        elif role == "assistant":
+            entry = self._assistant(content)
+        else:
+            entry = _BOUNDARY
+        self._last_role = role
+        return entry
+
+    def _user(self, content: str | list) -> Entry:
+        if isinstance(content, str):
+            return Entry(opens_history=True, boundary=True)
+        results = []
+        other = False
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results.append(self._result(block))
+            else:
+                other = True
+        # Only text (or images, documents...) ends the window for results: a
+        # message of results alone may be followed by more, merged by the API.
+        return Entry(opens_history=other, boundary=other, results=tuple(results))
+
+    def _result(self, block: dict) -> ToolResult:
+        call_id = block.get("tool_use_id")
+        content = block.get("content")
+        return ToolResult(
+            call_id if isinstance(call_id, str) else None,
+            not_run=self.is_not_run(content),
+            placeholder=self.is_placeholder(content),
+        )
+
+    def _assistant(self, content: str | list) -> Entry:
+        # An assistant message right after another one continues the same reply.
+        boundary = self._last_role != "assistant"
+        if isinstance(content, str):
+            return _BOUNDARY if boundary else Entry()
+        calls = tuple(_call(b) for b in content if _is_client_call(b))
+        return Entry(boundary=boundary, calls=calls)
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        return Insertion([self._record(p.call) for p in closed])
+
+    def _record(self, call: ToolCall) -> dict:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": self.marker}
+        if call.context is not None:
+            # A toolset member's result names its toolset, as the API asks.
+            block["toolset_name"] = call.context
+        return {"role": "user", "content": [block]}
+
+    def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
+        content = obj.get("content") if isinstance(obj, dict) else None
+        if not isinstance(content, list):
+            return DROP
+        # The stray results of an id are its last occurrences: an earlier one
+        # may have answered the call.
+        to_drop = Counter(call_ids)
+        kept_reversed = []
+        for block in reversed(content):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                call_id = block.get("tool_use_id")
+                key = call_id if isinstance(call_id, str) else None
+                if to_drop[key] > 0:
+                    to_drop[key] -= 1
+                    continue
+            kept_reversed.append(block)
+        if not kept_reversed:
+            return DROP
+        return {**obj, "content": kept_reversed[::-1]}
+
+
+def _detect_one(obj: dict) -> int:
+    if obj.get("role") not in _ROLES or _FOREIGN_KEYS.intersection(obj):
+        return Detection.NO
+    content = obj.get("content")
+    if isinstance(content, str):
+        return Detection.COMPATIBLE
+    if not isinstance(content, list):
+        return Detection.NO
+    level = Detection.COMPATIBLE
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in _DECISIVE_BLOCKS or (kind == "image" and isinstance(block.get("source"), dict)):
+            level = Detection.CERTAIN
+        elif kind != "text":
+            return Detection.NO
+    return level
+
+
+def _is_client_call(block: Any) -> bool:
+    # Only `tool_use` is answered by the client; `server_tool_use` is the server's.
+    return isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str)
+
+
+def _call(block: dict) -> ToolCall:
+    name = block.get("name")
+    toolset = block.get("toolset_name")
+    return ToolCall(
+        block["id"],
+        name if isinstance(name, str) else None,
+        block.get("input"),
+        context=toolset if isinstance(toolset, str) else None,
+    )
+
+
+ADAPTER = AnthropicAdapter

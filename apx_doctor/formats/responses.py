@@ -1,0 +1,208 @@
+"""The OpenAI Responses API format: input items, one a line.
+
+    {"role": "user", "content": "..."}                       (or "type": "message")
+    {"type": "reasoning", "id": "rs_1", "summary": []}
+    {"type": "function_call", "call_id": "call_1", "name": "...", "arguments": "{}"}
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", ...}]}
+    {"type": "function_call_output", "call_id": "call_1", "output": "..."}
+
+Calls link to their outputs by ``call_id``. An output may come anywhere later in
+the same turn: assistant messages and reasoning of the same response may stand
+between a call and its output, so only a user, system or developer message (or a
+compaction, which replaces what came before) ends the turn. Server-side items
+(``web_search_call``, ``mcp_call``, ``program``...) carry their own outcome and
+need no output. Item types this module does not know are passed over.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from .base import Detection, FormatAdapter, Insertion
+
+# Call types answered by the client, and whether an honest not-run output exists.
+# A shell_call_output needs an exit outcome, an apply_patch_call_output a
+# completed/failed status and a computer_call_output a screenshot: each would
+# claim more than "no result was received", so those calls are reported only.
+_CALLS: dict[str, bool] = {
+    "function_call": True,
+    "custom_tool_call": True,
+    "local_shell_call": True,
+    "shell_call": False,
+    "apply_patch_call": False,
+    "computer_call": False,
+}
+_OUTPUTS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "computer_call_output",
+    }
+)
+# Client-executed tool search is a call too (its output lists loaded tools, so
+# there is no honest not-run version); server-executed search is self-contained.
+_TOOL_SEARCH_CALL, _TOOL_SEARCH_OUTPUT = "tool_search_call", "tool_search_output"
+_SELF_CONTAINED = frozenset(
+    {
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "item_reference",
+        "additional_tools",
+        "compaction_trigger",
+        "program",
+        "program_output",
+        "configuration_update",
+    }
+)
+_COMPACTION = "compaction"
+_KNOWN_ITEMS = frozenset(_CALLS) | _OUTPUTS | _SELF_CONTAINED | {_TOOL_SEARCH_CALL, _TOOL_SEARCH_OUTPUT, _COMPACTION}
+_MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
+_PARTS = frozenset({"input_text", "input_image", "input_file", "input_audio", "output_text", "refusal"})
+# Content parts chat messages share with Responses items prove nothing.
+_DECISIVE_PARTS = _PARTS - {"refusal"}
+
+_USER = Entry(opens_history=True, boundary=True)
+_BOUNDARY = Entry(boundary=True)
+
+
+class ResponsesAdapter(FormatAdapter):
+    name = "responses"
+    description = "OpenAI Responses API input items, one a line"
+    priority = 20
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        level = Detection.NO
+        for obj in samples:
+            if not isinstance(obj, dict):
+                continue
+            verdict = _detect_one(obj)
+            if verdict == Detection.NO:
+                return Detection.NO
+            if verdict is not None:
+                level = max(level, verdict)
+        return level
+
+    def classify(self, obj: Any) -> Entry | None:
+        if type(obj) is not dict:
+            return None
+        kind = obj.get("type")
+        if kind is None or kind == "message":
+            return _message(obj)
+        if not isinstance(kind, str):
+            return None
+        if kind in _CALLS:
+            return _call_entry(obj, kind, _CALLS[kind])
+        if kind in _OUTPUTS:
+            return self._output(obj, kind)
+        if kind == _TOOL_SEARCH_CALL and obj.get("execution") == "client":
+            return _call_entry(obj, kind, False)
+        if kind == _TOOL_SEARCH_OUTPUT and obj.get("execution") == "client":
+            return self._output(obj, kind)
+        if kind == _COMPACTION:
+            # A compaction replaces the history before it: nothing can answer across it.
+            return _BOUNDARY
+        return PASS_OVER
+
+    def _output(self, obj: dict, kind: str) -> Entry:
+        call_id = obj.get("call_id")
+        if kind == "local_shell_call_output" and not isinstance(call_id, str):
+            # The SDK links this output by `id` (the call's call_id).
+            call_id = obj.get("id")
+        output = obj.get("output")
+        return Entry(
+            results=(
+                ToolResult(
+                    call_id if isinstance(call_id, str) else None,
+                    not_run=self.is_not_run(output),
+                    placeholder=self.is_placeholder(output),
+                ),
+            )
+        )
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        return Insertion([self._record(p.call) for p in closed])
+
+    def _record(self, call: ToolCall) -> dict:
+        kind, caller = call.context
+        if kind == "local_shell_call":
+            # The SDK's local_shell_call_output has no call_id: its `id` is the link.
+            return {"type": "local_shell_call_output", "id": call.id, "output": self.marker}
+        # The output's own `id` is assigned by the platform: left out.
+        record: dict[str, Any] = {"type": f"{kind}_output", "call_id": call.id, "output": self.marker}
+        if caller is not None:
+            # A call made by a program is answered to that program.
+            record["caller"] = caller
+        return record
+
+
+def _message(obj: dict) -> Entry | None:
+    role = obj.get("role")
+    if role is None and obj.get("type") is None and isinstance(obj.get("id"), str):
+        return PASS_OVER  # an item reference written without its optional type
+    if role == "user":
+        return _USER
+    if role in ("system", "developer"):
+        return _BOUNDARY
+    if role == "assistant":
+        # Part of the same response as the calls around it: ends nothing.
+        return PASS_OVER
+    return None
+
+
+def _call_entry(obj: dict, kind: str, fixable: bool) -> Entry | None:
+    call_id = obj.get("call_id")
+    if not isinstance(call_id, str):
+        return PASS_OVER
+    name = obj.get("name")
+    if not isinstance(name, str):
+        name = None if kind in ("function_call", "custom_tool_call") else kind
+    arguments = obj.get("arguments", obj.get("input", obj.get("action")))
+    caller = obj.get("caller") if isinstance(obj.get("caller"), dict) else None
+    call = ToolCall(call_id, name, arguments, fixable=fixable, context=(kind, caller))
+    return Entry(calls=(call,))
+
+
+def _detect_one(obj: dict) -> int | None:
+    """The level one line supports; None where it says nothing either way."""
+    if "tool_calls" in obj or "tool_call_id" in obj or "payload" in obj or "messages" in obj:
+        return Detection.NO
+    kind = obj.get("type")
+    if kind is None or kind == "message":
+        return _detect_message(obj, certain=kind == "message")
+    if kind in _KNOWN_ITEMS:
+        return Detection.CERTAIN
+    if "role" in obj or "message" in obj:
+        return Detection.NO  # a line of another format (Claude Code, say)
+    # An item type of a newer API, passed over: no evidence either way.
+    return None
+
+
+def _detect_message(obj: dict, certain: bool) -> int:
+    if obj.get("role") not in _MESSAGE_ROLES:
+        return Detection.NO
+    content = obj.get("content")
+    if isinstance(content, str):
+        return Detection.CERTAIN if certain else Detection.COMPATIBLE
+    if not isinstance(content, list):
+        return Detection.NO
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in _PARTS:
+            return Detection.NO
+        certain = certain or kind in _DECISIVE_PARTS
+    return Detection.CERTAIN if certain else Detection.COMPATIBLE
+
+
+ADAPTER = ResponsesAdapter
