@@ -1,0 +1,109 @@
+"""Fine-tuning datasets: one whole conversation a line.
+
+    {"messages": [...], "tools": [...], ...}
+
+Each line is checked as its own history, with the adapter of the format its
+``messages`` are in (told apart line by line through the registry, chat when
+nothing decides). A finding names the file line (``line``) and the message
+(``index``, 0-based into ``messages``). A call still pending when the messages
+end is the example's training target, not an interruption, so it is left
+open. A repaired line keeps its keys in their order; only ``messages`` changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from ..doctor import HistoryDoctor, RepairOptions, Verdict
+from ..model import Edit, Finding
+from .base import DROP, Detection, FormatAdapter, LineReview
+
+_FALLBACK = "chat"
+# Formats of whole files (record envelopes, not messages): never the inner format.
+_NOT_MESSAGES = frozenset({"codex", "claude-code", "datasets"})
+
+
+class DatasetsAdapter(FormatAdapter):
+    name = "datasets"
+    description = "datasets: one whole conversation a line, {messages: [...], tools: [...]}"
+    priority = 50
+    one_history_a_line = True
+    # The final calls of a training example are its target.
+    close_at_end = False
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        for obj in samples:
+            if _is_row(obj):
+                return Detection.CERTAIN
+        return Detection.NO
+
+    def review_line(self, number: int, obj: Any, options: Any) -> LineReview:
+        if not _is_row(obj):
+            return LineReview([Finding("APX104", number, "valid JSON, but not a dataset row (no messages list)")])
+        messages = obj["messages"]
+        inner = _inner_adapter(messages)(marker=self.marker)
+        drop_orphans = bool(getattr(options, "drop_orphans", False))
+        doctor = HistoryDoctor(inner, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=True))
+        out: list[Any] = []
+        changed = False
+        for position, message in enumerate(messages, 1):
+            verdict = doctor.entry(position, message)
+            changed |= _apply(out, message, verdict)
+        changed |= _apply(out, None, doctor.end(len(messages) + 1))
+        review = LineReview(
+            findings=[_at_line(f, number) for f in doctor.findings],
+            edits=[_edit_at_line(e, number) for e in doctor.edits],
+        )
+        if changed:
+            row = dict(obj)  # the same keys in the same order
+            row["messages"] = out
+            review.replacement = row
+            review.edits.insert(0, Edit("replace", number))
+        return review
+
+
+def _is_row(obj: Any) -> bool:
+    return type(obj) is dict and isinstance(obj.get("messages"), list)
+
+
+def _inner_adapter(messages: list) -> type[FormatAdapter]:
+    # Imported here: the registry imports this module while it collects adapters.
+    from . import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
+
+    try:
+        found = detect_format(messages[:64])
+    except (AmbiguousFormatError, UnknownFormatError):
+        found = None
+    if found is None or found.one_history_a_line or found.name in _NOT_MESSAGES:
+        return adapter_class(_FALLBACK)
+    return found
+
+
+def _apply(out: list, message: Any, verdict: Verdict | None) -> bool:
+    """Write ``message`` (None: the end) with what the verdict adds; True if anything changed."""
+    if verdict is None:
+        if message is not None:
+            out.append(message)
+        return False
+    out.extend(record for record, _pending in verdict.insert)
+    if message is not None:
+        if verdict.replace is None:
+            out.append(message)
+        elif verdict.replace is not DROP:
+            out.append(verdict.replace)
+    return bool(verdict.insert) or verdict.replace is not None
+
+
+def _at_line(finding: Finding, number: int) -> Finding:
+    index = None if finding.line is None else finding.line - 1
+    return dataclasses.replace(finding, line=number, index=index)
+
+
+def _edit_at_line(edit: Edit, number: int) -> Edit:
+    # An insert stands before message ``index`` (len(messages): appended).
+    return dataclasses.replace(edit, line=number, index=edit.line - 1)
+
+
+ADAPTER = DatasetsAdapter
