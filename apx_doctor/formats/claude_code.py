@@ -1,0 +1,363 @@
+"""Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``, ``agent-*.jsonl``).
+
+Every line has a ``type``. Lines chain into a tree by ``uuid``/``parentUuid``:
+
+    {"type": "user", "uuid", "parentUuid", "sessionId", "message": {"role": "user", "content": ...}}
+    {"type": "assistant", ..., "message": {"id": MSG, "content": [{"type": "tool_use", "id": ID, ...}]}}
+    {"type": "user", ..., "message": {"content": [{"type": "tool_result", "tool_use_id": ID, ...}]}}
+
+Many lines are no messages (``summary``, ``file-history-snapshot``, ``progress``,
+``attachment``, ``system``, ``queue-operation``, ...) and are passed over. One API
+reply is written over several assistant lines sharing ``message.id``, one
+content block a line, and its results may come between them in any order: only
+a new reply (a new ``message.id``), a real user prompt or a ``compact_boundary``
+closes the calls still pending. Sub-agent lines (``isSidechain``) pair within
+their own thread. Pairing goes by id in file order; the uuid tree is only used
+to place an inserted line and to keep the tree whole around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Sequence
+from uuid import NAMESPACE_URL, uuid5
+
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from .base import DROP, Detection, FormatAdapter, Insertion
+
+# Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
+_NAMESPACE = uuid5(NAMESPACE_URL, "https://github.com/apx-doctor/apx-doctor/formats/claude-code")
+
+_MAIN: Hashable = None
+# Fields an inserted result line copies from the line that made the call, in Claude Code's order.
+_COPIED = ("userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "entrypoint")
+# Lines that only carry these types and keys are Claude Code's for sure.
+_CHAINED_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+# User lines that are output of a local command, not something the user said:
+# they close a turn but do not start the checked history.
+_OUTPUT_PREFIXES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+# Background-task notices are written whenever a task ends, even while the
+# calls of a reply are still running: they neither answer nor close anything.
+_NOTICE_PREFIXES = ("<task-notification>",)
+# How far up the tree to look when asking whether a line follows a call.
+_ANCESTRY_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class _CallSite:
+    """The assistant line that made a call: what its result line needs."""
+
+    uuid: str | None
+    thread: Hashable
+    sidechain: bool
+    timestamp: Any
+    fields: tuple[tuple[str, Any], ...]
+
+
+class ClaudeCodeAdapter(FormatAdapter):
+    name = "claude-code"
+    description = "Claude Code session files (projects/<project>/<session>.jsonl and agent-*.jsonl)"
+    priority = 30
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._parents: dict[str, str | None] = {}  # uuid -> parentUuid, as the output has it
+        self._roots: dict[str, str] = {}  # sidechain uuid -> its thread's root (no agentId)
+        self._last: dict[Hashable, str] = {}  # thread -> its last line with a uuid
+        self._reply: dict[Hashable, str | None] = {}  # thread -> the reply now being written
+        self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
+        self._session: str | None = None
+        self._thread: Hashable = _MAIN
+
+    @classmethod
+    def detect(cls, samples: Sequence[Any]) -> int:
+        for obj in samples:
+            if isinstance(obj, dict) and _is_claude_code_line(obj):
+                return Detection.CERTAIN
+        return Detection.NO
+
+    # -- what a line is -------------------------------------------------------
+
+    def classify(self, obj: Any) -> Entry | None:
+        if type(obj) is not dict:
+            return None
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            return None
+        thread = self._remember(obj)
+        if kind == "assistant":
+            return self._assistant(obj, thread)
+        if kind == "user":
+            return self._user(obj, thread)
+        if kind == "system" and obj.get("subtype") == "compact_boundary":
+            # Compaction replaces the history before it: what is pending stays unanswered.
+            self._reply[thread] = None
+            return Entry(boundary=True, thread=thread)
+        return PASS_OVER
+
+    def _remember(self, obj: dict) -> Hashable:
+        uuid, parent = _str(obj.get("uuid")), _str(obj.get("parentUuid"))
+        if self._session is None:
+            self._session = _str(obj.get("sessionId"))
+        thread = self._thread = self._thread_of(obj, uuid, parent)
+        if uuid is not None:
+            self._parents[uuid] = parent
+            self._last[thread] = uuid
+        return thread
+
+    def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
+        if obj.get("isSidechain") is not True:
+            return _MAIN
+        agent = _str(obj.get("agentId"))
+        if agent:
+            return ("sidechain", agent)
+        # Older files keep several sub-agents' lines in the session file: each
+        # sub-agent is one tree, known by its root.
+        root = self._roots.get(parent, parent) if parent is not None else uuid
+        if uuid is not None and root is not None:
+            self._roots[uuid] = root
+        return ("sidechain", root)
+
+    def _assistant(self, obj: dict, thread: Hashable) -> Entry | None:
+        message = obj.get("message")
+        if type(message) is not dict:
+            return None
+        reply = _str(message.get("id")) or _str(obj.get("requestId"))
+        # Lines of the reply being written continue it; another reply closes its calls.
+        new_reply = reply is None or self._reply.get(thread) != reply
+        self._reply[thread] = reply
+        content = message.get("content")
+        calls = self._calls(obj, content, thread) if isinstance(content, list) else ()
+        return Entry(boundary=new_reply, calls=calls, thread=thread)
+
+    def _calls(self, obj: dict, content: list, thread: Hashable) -> tuple[ToolCall, ...]:
+        site: _CallSite | None = None
+        calls = []
+        for block in content:
+            if type(block) is not dict or block.get("type") != "tool_use" or not isinstance(block.get("id"), str):
+                continue
+            if site is None:
+                site = _CallSite(
+                    _str(obj.get("uuid")),
+                    thread,
+                    obj.get("isSidechain") is True,
+                    obj.get("timestamp"),
+                    tuple((k, obj[k]) for k in _COPIED if k in obj),
+                )
+            name = block.get("name")
+            calls.append(ToolCall(block["id"], name if isinstance(name, str) else None, block.get("input"), context=site))
+        return tuple(calls)
+
+    def _user(self, obj: dict, thread: Hashable) -> Entry | None:
+        if obj.get("isMeta") is True:
+            # Caveats, skill bodies, expanded commands: written by Claude Code, not said by the user.
+            return PASS_OVER
+        message = obj.get("message")
+        if type(message) is not dict:
+            return None
+        content = message.get("content")
+        if isinstance(content, str):
+            return self._prompt(content, thread)
+        if not isinstance(content, list):
+            return None
+        results = tuple(self._result(b) for b in content if type(b) is dict and b.get("type") == "tool_result")
+        if len(results) == len(content) and results:
+            return Entry(results=results, thread=thread)
+        if results:
+            # Results and words in one line: the words start a new turn after the results.
+            self._reply[thread] = None
+            return Entry(opens_history=True, boundary=True, results=results, thread=thread)
+        return self._prompt(_first_text(content), thread)
+
+    def _prompt(self, text: str | None, thread: Hashable) -> Entry:
+        if text is not None and text.lstrip().startswith(_NOTICE_PREFIXES):
+            return PASS_OVER
+        self._reply[thread] = None
+        output = text is not None and text.lstrip().startswith(_OUTPUT_PREFIXES)
+        return Entry(opens_history=not output, boundary=True, thread=thread)
+
+    def _result(self, block: dict) -> ToolResult:
+        content = block.get("content")
+        return ToolResult(
+            _str(block.get("tool_use_id")),
+            not_run=self.is_not_run(content),
+            placeholder=self.is_placeholder(content),
+        )
+
+    # -- repairs -----------------------------------------------------------------
+
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        """One result line per call, chained to each other and into the tree.
+
+        Mid-file, the records go between the next line of the thread and its
+        parent, when that parent follows the call: the next line is then
+        re-pointed at the last record. Otherwise (that line starts a new tree
+        or a branch that leaves the call behind) the records hang off the call
+        and the next line is left alone. At the end they follow the thread's
+        last line.
+        """
+        before_parent = self._before_parent(before)
+        last_site = {p.thread: p.call.context for p in closed}
+        tips: dict[Hashable, str | None] = {}
+        anchored: dict[Hashable, bool] = {}
+        records = []
+        for pending in closed:
+            thread = pending.thread
+            if thread not in tips:
+                candidate = before_parent if before is not None else self._last.get(thread)
+                anchored[thread] = self._follows(candidate, last_site[thread].uuid)
+                tips[thread] = candidate if anchored[thread] else last_site[thread].uuid
+            record = self._record(pending, tips[thread])
+            tips[thread] = record["uuid"]
+            self._parents[record["uuid"]] = record["parentUuid"]
+            records.append(record)
+        return Insertion(records, self._next_line(before, before_parent, tips, anchored))
+
+    def _before_parent(self, before: Any | None) -> str | None:
+        if type(before) is not dict:
+            return None
+        return self._resolve(_str(before.get("parentUuid")))
+
+    def _next_line(
+        self, before: Any | None, parent: str | None, tips: dict[Hashable, str | None], anchored: dict[Hashable, bool]
+    ) -> Any:
+        if type(before) is not dict:
+            return None
+        if anchored.get(self._thread):
+            parent = tips[self._thread]
+        if parent == before.get("parentUuid"):
+            return None
+        replaced = dict(before)
+        replaced["parentUuid"] = parent
+        uuid = _str(before.get("uuid"))
+        if uuid is not None:
+            self._parents[uuid] = parent
+        return replaced
+
+    def _follows(self, node: str | None, ancestor: str | None) -> bool:
+        """Whether ``node`` is ``ancestor`` or lies below it in the tree."""
+        if node is None or ancestor is None:
+            return False
+        for _ in range(_ANCESTRY_LIMIT):
+            if node == ancestor:
+                return True
+            node = self._parents.get(node)
+            if node is None:
+                return False
+        return False
+
+    def _record(self, pending: PendingCall, parent: str | None) -> dict:
+        site: _CallSite = pending.call.context
+        fields = dict(site.fields)
+        session = _str(fields.get("sessionId")) or self._session
+        if session is not None:
+            fields["sessionId"] = session
+        name = f"{session or ''}/{site.uuid or ''}/{pending.call.id}"
+        record: dict[str, Any] = {"parentUuid": parent, "isSidechain": site.sidechain}
+        record.update(fields)
+        record["type"] = "user"
+        record["message"] = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": pending.call.id, "content": self.marker}],
+        }
+        record["uuid"] = str(uuid5(_NAMESPACE, name))
+        if site.timestamp is not None:
+            record["timestamp"] = site.timestamp
+        record["toolUseResult"] = self.marker
+        if site.uuid is not None:
+            record["sourceToolAssistantUUID"] = site.uuid
+        return record
+
+    def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
+        """The line without those results; a line left empty goes, and its children move up."""
+        message = obj.get("message") if type(obj) is dict else None
+        content = message.get("content") if type(message) is dict else None
+        if not isinstance(content, list):
+            return DROP
+        kept = _without_last(content, call_ids)
+        parent = self._resolve(_str(obj.get("parentUuid")))
+        uuid = _str(obj.get("uuid"))
+        if not kept:
+            if uuid is not None:
+                self._dropped[uuid] = parent
+            return DROP
+        replaced = dict(obj)
+        replaced["message"] = {**message, "content": kept}
+        if parent != obj.get("parentUuid"):
+            replaced["parentUuid"] = parent
+        return replaced
+
+    def relink(self, obj: Any) -> Any:
+        if not self._dropped or type(obj) is not dict:
+            return None
+        replaced = None
+        for key in ("parentUuid", "logicalParentUuid"):
+            value = obj.get(key)
+            if isinstance(value, str) and value in self._dropped:
+                replaced = replaced or dict(obj)
+                replaced[key] = self._dropped[value]
+        uuid = _str(obj.get("uuid"))
+        if replaced is not None and uuid is not None:
+            self._parents[uuid] = _str(replaced.get("parentUuid"))
+        return replaced
+
+    def _resolve(self, uuid: str | None) -> str | None:
+        # ``_dropped`` holds resolved parents, so one step is enough.
+        return self._dropped.get(uuid, uuid) if uuid is not None else None
+
+
+def _without_last(content: list, call_ids: Sequence[str | None]) -> list:
+    """``content`` without the stray results: for an id given n times, its last n results.
+
+    The engine pairs the first result of an id and reports the later ones, so
+    the later ones are what goes.
+    """
+    counts: dict[str | None, int] = {}
+    for call_id in call_ids:
+        counts[call_id] = counts.get(call_id, 0) + 1
+    kept = []
+    for block in reversed(content):
+        if type(block) is dict and block.get("type") == "tool_result":
+            call_id = _str(block.get("tool_use_id"))
+            if counts.get(call_id, 0) > 0:
+                counts[call_id] -= 1
+                continue
+        kept.append(block)
+    kept.reverse()
+    return kept
+
+
+def _is_claude_code_line(obj: dict) -> bool:
+    kind = obj.get("type")
+    if kind in _CHAINED_TYPES:
+        return "uuid" in obj and ("sessionId" in obj or "parentUuid" in obj)
+    if kind == "summary":
+        return "leafUuid" in obj
+    if kind == "file-history-snapshot":
+        return "snapshot" in obj
+    if kind == "queue-operation":
+        return "operation" in obj
+    if kind == "permission-mode":
+        return "permissionMode" in obj
+    return False
+
+
+def _first_text(content: list) -> str | None:
+    for block in content:
+        if type(block) is dict and block.get("type") == "text" and isinstance(block.get("text"), str):
+            return block["text"]
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+ADAPTER = ClaudeCodeAdapter
