@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import PairingEngine, PendingCall, Step
+from .engine import Entry, PairingEngine, PendingCall, Step
 from .formats.base import DROP, FormatAdapter
 from .model import Edit, Finding
 
@@ -41,18 +41,28 @@ class HistoryDoctor:
         self.findings: list[Finding] = []
         self.edits: list[Edit] = []
 
-    def entry(self, number: int, obj: Any) -> Verdict | None:
-        """Feed the parsed entry numbered ``number``; None means write it as it is."""
+    def entry(self, number: int, obj: Any, classified: Entry | None = None) -> Verdict | None:
+        """Feed the parsed entry numbered ``number``; None means write it as it is.
+
+        ``classified`` is what ``classify`` says of ``obj`` when the caller
+        already asked a ``pure_classify`` adapter (the repair's self-check).
+        """
         if self.adapter.one_history_a_line:
             return self._review(number, obj)
-        entry = self.adapter.classify(obj)
+        entry = self.adapter.classify(obj) if classified is None else classified
         if entry is None:
             self.findings.append(Finding("APX104", number, _UNRECOGNISED.format(fmt=self.adapter.name)))
             return None
         step = self.engine.feed(number, entry)
-        if step is None:
-            return None
-        return self._apply(number, step, obj)
+        verdict = None if step is None else self._apply(number, step, obj)
+        if verdict is None or verdict.replace is None:
+            # A removed line's children must point past it (linked formats only).
+            relinked = self.adapter.relink(obj)
+            if relinked is not None:
+                verdict = verdict or Verdict()
+                verdict.replace = relinked
+                self.edits.append(Edit("replace", number, relinked))
+        return verdict
 
     def _review(self, number: int, obj: Any) -> Verdict | None:
         review = self.adapter.review_line(number, obj, self.options)
