@@ -18,13 +18,13 @@ install: $(STAMP)
 
 demo: install
 	@echo '$$ apx-doctor check examples/dashboard.jsonl'
-	-@$(BIN)/apx-doctor check examples/dashboard.jsonl
+	@$(BIN)/apx-doctor check examples/dashboard.jsonl; echo "(exit $$?)"
 	@echo
 	@echo '$$ apx-doctor fix examples/dashboard.jsonl   # dry run: shows the repair, writes nothing'
-	-@$(BIN)/apx-doctor fix examples/dashboard.jsonl
+	@$(BIN)/apx-doctor fix examples/dashboard.jsonl; echo "(exit $$?)"
 	@echo
 	@echo '$$ apx-doctor fix --output - examples/dashboard.jsonl'
-	-@$(BIN)/apx-doctor fix --output - examples/dashboard.jsonl
+	@$(BIN)/apx-doctor fix --output - examples/dashboard.jsonl; echo "(exit $$?)"
 
 test: install
 	$(BIN)/python -m pytest -q
