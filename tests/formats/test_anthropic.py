@@ -337,3 +337,13 @@ def test_library_leaves_its_input_alone() -> None:
     assert orjson.dumps(history) == before
     assert result.messages[:2] == history and result.messages[0] is history[0]
     assert result.messages[2] == not_run("toolu_a")
+
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "anthropic"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()), ids=str)
+def test_golden_repairs_are_accepted_by_the_sdk(case: str) -> None:
+    expected = CASES / case / "expected.jsonl"
+    repaired = [orjson.loads(line) for line in expected.read_bytes().splitlines()]
+    HISTORY.validate_python(repaired)

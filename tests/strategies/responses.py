@@ -39,7 +39,13 @@ def _output(kind: str, call_id: str, text: str) -> dict:
 
 _FILLER = st.sampled_from(
     [
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hm", "annotations": []}]},
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "hm", "annotations": []}],
+        },
         {"type": "reasoning", "id": "rs_1", "summary": []},
         {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
         {"type": "some_future_item", "call_id": "x"},
