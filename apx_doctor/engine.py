@@ -21,7 +21,10 @@ from typing import Any
 from .model import Finding
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: these are built for every line, and a frozen dataclass's __init__
+# (object.__setattr__ per field) costs about three times as much. Treat them
+# as immutable all the same; unsafe_hash keeps them hashable.
+@dataclass(slots=True, unsafe_hash=True)
 class ToolCall:
     id: str
     name: str | None = None
@@ -33,7 +36,7 @@ class ToolCall:
     context: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ToolResult:
     call_id: str
     # This result is a not-run record: the call is closed as interrupted.
@@ -42,7 +45,7 @@ class ToolResult:
     placeholder: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Entry:
     """What one line (or one message) is, in the engine's terms."""
 
@@ -57,7 +60,7 @@ class Entry:
 PASS_OVER = Entry()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PendingCall:
     line: int
     call: ToolCall

@@ -72,6 +72,10 @@ class FormatAdapter:
     # True where every line is a whole conversation of its own (datasets):
     # then ``review_line`` handles each line instead of ``classify``.
     one_history_a_line: ClassVar[bool] = False
+    # True where ``classify`` depends on the line and the marker alone (no state
+    # kept between lines): the self-check of a repair may then reuse the
+    # doctor's answer for a line it writes unchanged instead of asking again.
+    pure_classify: ClassVar[bool] = False
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
         self.marker = marker

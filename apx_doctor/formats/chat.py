@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import Detection, FormatAdapter, Insertion
+from .base import PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, text_of
+
+_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
@@ -21,6 +23,7 @@ class ChatAdapter(FormatAdapter):
     name = "chat"
     description = "APX chat history: OpenAI Chat Completions messages, one a line"
     priority = 0
+    pure_classify = True
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
@@ -44,14 +47,15 @@ class ChatAdapter(FormatAdapter):
             return None
         role = obj.get("role")
         if role == "tool":
-            content = obj.get("content")
             call_id = obj.get("tool_call_id")
+            # The text once for both tests (is_not_run, is_placeholder): this runs on every result.
+            text = text_of(obj.get("content"))
             return Entry(
                 results=(
                     ToolResult(
                         call_id if isinstance(call_id, str) else None,
-                        not_run=self.is_not_run(content),
-                        placeholder=self.is_placeholder(content),
+                        not_run=text == self.marker,
+                        placeholder=text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
                     ),
                 )
             )
