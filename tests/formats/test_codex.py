@@ -300,3 +300,19 @@ def test_tool_names_from_the_transcript_are_printed_literally(tmp_path: Path) ->
     path = _write(tmp_path / "m.jsonl", [_user(1, "go"), _call(2, "c1", name="[bold red]boom[/]"), _user(3, "next")])
     result = CliRunner().invoke(app, ["check", "--color", "never", str(path)], terminal_width=200)
     assert "[bold red]boom[/]" in result.stdout
+
+
+def test_a_rollout_without_timestamps_gets_records_without_one() -> None:
+    records = [{k: v for k, v in r.items() if k != "timestamp"} for r in (_user(1, "go"), _call(2, "c1"), _user(3, "next"))]
+    (inserted,) = repair_messages(records, format="codex").inserted
+    assert list(inserted.record) == ["type", "payload"]
+    assert check_messages(repair_messages(records, format="codex").messages, format="codex") == []
+
+
+def test_timestamps_are_compared_as_moments_not_as_text() -> None:
+    # 12:00+02:00 is 10:00 UTC: earlier than the call's 11:00:02Z, though it sorts later as text.
+    # A timestamp that is no time at all is passed over.
+    unreadable = {**_event(3, "token_count"), "timestamp": "not a time"}
+    records = [_user(1, "go"), _call(2, "c1"), unreadable, {**_user(3, "next"), "timestamp": "2025-12-05T12:00:00+02:00"}]
+    (inserted,) = repair_messages(records, format="codex").inserted
+    assert inserted.record["timestamp"] == records[1]["timestamp"]
