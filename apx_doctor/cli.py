@@ -63,6 +63,9 @@ MARKER = typer.Option(DEFAULT_MARKER, "--marker", help="The text of the not-run 
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show a traceback on internal errors.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary.")
 COLOR = typer.Option(Color.auto, "--color", help="Colour the text output.")
+KEEP_OPEN_TAIL = typer.Option(
+    False, "--keep-open-tail", help="Leave calls of the last turn open: the file may still be written to."
+)
 
 
 @app.command()
@@ -74,11 +77,18 @@ def check(
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
+    keep_open_tail: bool = KEEP_OPEN_TAIL,
 ) -> None:
     """Report tool calls without results, and other damage. Writes nothing."""
+    from .doctor import RepairOptions
     from .runner import Mode, RunOptions
 
-    options = RunOptions(mode=Mode.CHECK, input_format=input_format.value, marker=marker)
+    options = RunOptions(
+        mode=Mode.CHECK,
+        input_format=input_format.value,
+        marker=marker,
+        repair=RepairOptions(keep_open_tail=keep_open_tail),
+    )
     _run("check", paths, options, output_format, color, verbose, quiet)
 
 
@@ -98,6 +108,10 @@ def fix(
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
+    keep_open_tail: bool = KEEP_OPEN_TAIL,
+    salvage: bool = typer.Option(
+        False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."
+    ),
 ) -> None:
     """Close every interrupted tool call with a not-run record.
 
@@ -113,13 +127,16 @@ def fix(
         _usage_error("--output takes exactly one input")
     if in_place and "-" in paths:
         _usage_error("standard input cannot be fixed in place; use --output")
+    if salvage and "-" in paths and output is not None:
+        _usage_error("--salvage needs a file: the rejected lines are kept beside it")
     mode = Mode.IN_PLACE if in_place else Mode.OUTPUT if output is not None else Mode.DRY_RUN
     options = RunOptions(
         mode=mode,
         output=output,
         input_format=input_format.value,
         marker=marker,
-        repair=RepairOptions(drop_orphans=drop_orphans),
+        repair=RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail),
+        salvage=salvage,
     )
     _run("fix", paths, options, output_format, color, verbose, quiet)
 
@@ -141,11 +158,16 @@ def _run(command: str, paths: list[str], options, output_format: OutputFormat, c
         )
         render(output_format.value, reports, ctx)
     except Exception as exc:  # the one place an unexpected error becomes exit 2
+        from .safe import printable
+
+        # Plain tracebacks (no local variables), every line made safe and cut:
+        # an exception's text may quote a transcript.
         if verbose:
             import traceback
 
-            traceback.print_exc()
-        typer.echo(f"apx-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+            for line in traceback.format_exc().splitlines():
+                typer.echo(printable(line, 300), err=True)
+        typer.echo(printable(f"apx-doctor: internal error: {type(exc).__name__}: {exc}", 300), err=True)
         raise typer.Exit(EXIT_TROUBLE) from None
     raise typer.Exit(_exit_code(command, reports))
 

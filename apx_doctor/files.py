@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import socket
+import stat
 import sys
 import tempfile
+import time
+import zlib
 from collections.abc import Iterator
 from typing import BinaryIO, Iterable
 
@@ -20,6 +25,75 @@ STDIN = "-"
 READ_BUFFER = 1 << 20
 # Temporary files carry this in their name, so a stray one is recognisable.
 TEMP_TAG = ".apx-doctor-"
+TEMP_SUFFIX = ".tmp"
+# A temporary file whose owner is alive is left alone unless it has not been
+# written to for this long (a pid can be reused; a live run writes steadily).
+STALE_AFTER = 15 * 60
+
+
+def _host_tag() -> str:
+    return f"{zlib.crc32(socket.gethostname().encode()) & 0xFFFF:04x}"
+
+
+# "<pid>-<host>": who wrote a temporary file, so another run can tell whether
+# the writer is gone. The pid means nothing on another host, so it is checked
+# only when the host tag matches.
+_OWNER = f"{os.getpid()}-{_host_tag()}"
+_STALE_NAME = re.compile(re.escape(TEMP_TAG) + r"(\d+)-([0-9a-f]{4})-[^/]*" + re.escape(TEMP_SUFFIX) + "$")
+_cleaned: set[tuple[str, int]] = set()
+
+
+def remove_stale_temps(folder: str) -> list[str]:
+    """Remove the temporary files that killed runs left in ``folder``; return their names.
+
+    Once a process per folder. A temporary file of a run that is still going
+    (its process alive, written to recently) is never touched.
+    """
+    try:
+        # Rescanned only when the folder changed since the last scan.
+        key = (os.path.realpath(folder), os.stat(folder).st_mtime_ns)
+    except OSError:
+        return []
+    if key in _cleaned:
+        return []
+    _cleaned.add(key)
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _STALE_NAME.search(name)
+        if match is None or not name.startswith("."):
+            continue
+        path = os.path.join(folder, name)
+        if _is_stale(path, int(match.group(1)), match.group(2)):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed.append(name)
+    return removed
+
+
+def _is_stale(path: str, pid: int, host: str) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if time.time() - info.st_mtime > STALE_AFTER:
+        return True
+    return host == _host_tag() and pid != os.getpid() and not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def describe(path: str) -> str:
@@ -51,8 +125,11 @@ class _AtomicTemp:
     def __init__(self, target: str) -> None:
         self.target = target
         folder, name = os.path.split(target)
+        remove_stale_temps(folder or ".")
+        # The name keeps a bounded part of the target's, so it fits NAME_MAX.
+        prefix = f".{name[:100]}{TEMP_TAG}{_OWNER}-"
         try:
-            fd, self.name = tempfile.mkstemp(prefix=f".{name}{TEMP_TAG}", suffix=".tmp", dir=folder or ".")
+            fd, self.name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=folder or ".")
         except OSError as exc:
             raise WriteError(f"{target}: cannot create a temporary file beside it: {exc.strerror or exc}") from None
         self.handle: BinaryIO = os.fdopen(fd, "wb", buffering=READ_BUFFER)
@@ -111,17 +188,14 @@ class InPlaceSink:
     at the first change the unchanged prefix is copied from the file itself.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sidecar: "Sidecar | None" = None) -> None:
+        self.path = path
         self.target = os.path.realpath(path)
+        self.sidecar = sidecar
         try:
             self.before = os.stat(self.target)
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if self.before.st_nlink > 1:
-            raise WriteError(
-                f"{path}: has {self.before.st_nlink} hard links; an atomic rewrite would split them. "
-                "Use --output and move the result yourself"
-            )
         self.prefix = 0
         self.temp: _AtomicTemp | None = None
 
@@ -139,8 +213,15 @@ class InPlaceSink:
         # The output stops being a copy of the input here.
         self._start()
 
+    def reject(self, raw: bytes) -> None:
+        """An unparseable line that --salvage moves to the sidecar."""
+        self.drop(raw)
+        self.sidecar.add(raw)
+
     def _start(self) -> None:
         if self.temp is None:
+            # Checked only once a change is needed: a sound file is never refused.
+            _ensure_rewritable(self.path, self.target, self.before)
             self.temp = _AtomicTemp(self.target)
             self._copy_prefix()
 
@@ -158,57 +239,182 @@ class InPlaceSink:
     def commit(self) -> bool:
         if self.temp is None:
             return False
-        self.temp.commit(self.before.st_mode & 0o7777, expect=self.before)
+        _commit_with(self.sidecar, lambda: self.temp.commit(self.before.st_mode & 0o7777, expect=self.before))
         return True
 
     def abort(self) -> None:
         if self.temp is not None:
             self.temp.abort()
+        if self.sidecar is not None:
+            self.sidecar.close()
+
+
+def _ensure_rewritable(path: str, target: str, before: os.stat_result) -> None:
+    """Refuse, naming ``path``, what an atomic rewrite would get wrong or should not do."""
+    if not stat.S_ISREG(before.st_mode):
+        raise WriteError(f"{path}: is not a regular file; it cannot be rewritten in place (use --output)")
+    if before.st_nlink > 1:
+        raise WriteError(
+            f"{path}: has {before.st_nlink} hard links; an atomic rewrite would split them. "
+            "Use --output and move the result yourself"
+        )
+    # Mode bits as well as access(): root may write anything, but a file or
+    # folder nobody may write was made read-only on purpose.
+    if not before.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise WriteError(f"{path}: is read-only; nothing was written")
+    folder = os.path.dirname(target) or "."
+    try:
+        folder_mode = os.stat(folder).st_mode
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot reach its folder: {exc.strerror or exc}") from None
+    if not folder_mode & 0o222 or not os.access(folder, os.W_OK | os.X_OK):
+        raise WriteError(f"{path}: its folder {folder} is read-only; nothing was written")
+
+
+def _commit_with(sidecar: "Sidecar | None", commit) -> None:
+    """Salvaged lines reach the sidecar before the transcript loses them.
+
+    A crash in between leaves them in both places, never in neither; a failed
+    commit takes them back out of the sidecar.
+    """
+    if sidecar is None:
+        commit()
+        return
+    try:
+        sidecar.commit()
+        try:
+            commit()
+        except BaseException:
+            sidecar.undo()
+            raise
+    finally:
+        sidecar.close()
+
+
+REJECTED_SUFFIX = ".rejected.jsonl"
+
+
+class Sidecar:
+    """Lines ``fix --salvage`` moves out of a transcript: appended to ``<file>.rejected.jsonl``.
+
+    Held until the repair commits; the sidecar is appended to, never overwritten.
+    A line without a line ending gets one there, so lines never run together.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = os.path.realpath(source)
+        self.path = self.source + REJECTED_SUFFIX
+        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.count = 0
+        self._fd: int | None = None
+        self._size = 0
+        self._created = False
+
+    def add(self, raw: bytes) -> None:
+        self.buffer.write(raw if raw.endswith(b"\n") else raw + b"\n")
+        self.count += 1
+
+    def commit(self) -> None:
+        if not self.count:
+            return
+        self._created = not os.path.lexists(self.path)
+        try:
+            mode = os.stat(self.source).st_mode & 0o666
+        except OSError:
+            mode = 0o600
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+            self._size = os.fstat(self._fd).st_size
+            self.buffer.seek(0)
+            while chunk := self.buffer.read(READ_BUFFER):
+                _write_all(self._fd, chunk)
+            os.fsync(self._fd)
+        except OSError as exc:
+            self.undo()
+            raise WriteError(f"{self.path}: cannot save the salvaged lines: {exc.strerror or exc}") from None
+
+    def undo(self) -> None:
+        """Take back what ``commit`` appended (the transcript was not replaced)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._size)
+            if self._created and self._size == 0:
+                os.unlink(self.path)
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+        self.buffer.close()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class OutputFileSink:
     """Writes the whole repaired transcript to ``path``, atomically."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sidecar: Sidecar | None = None) -> None:
         self.target = os.path.realpath(path)
+        self.sidecar = sidecar
         self.temp = _AtomicTemp(self.target)
         self.keep = self.write = self.temp.write
 
     def drop(self, raw: bytes) -> None:
         pass
 
+    def reject(self, raw: bytes) -> None:
+        self.sidecar.add(raw)
+
     def commit(self) -> bool:
         mode = None
         with contextlib.suppress(OSError):
             mode = os.stat(self.target).st_mode & 0o7777
-        self.temp.commit(mode if mode is not None else 0o666 & ~_umask())
+        _commit_with(self.sidecar, lambda: self.temp.commit(mode if mode is not None else 0o666 & ~_umask()))
         return True
 
     def abort(self) -> None:
         self.temp.abort()
+        if self.sidecar is not None:
+            self.sidecar.close()
 
 
 class StdoutSink:
     """Holds the repaired transcript until it is known to be sound, then prints it."""
 
-    def __init__(self) -> None:
+    def __init__(self, sidecar: Sidecar | None = None) -> None:
+        self.sidecar = sidecar
         self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
         self.keep = self.write = self.buffer.write
 
     def drop(self, raw: bytes) -> None:
         pass
 
+    def reject(self, raw: bytes) -> None:
+        self.sidecar.add(raw)
+
     def commit(self) -> bool:
+        _commit_with(self.sidecar, self._print)
+        return True
+
+    def _print(self) -> None:
         self.buffer.seek(0)
         out = sys.stdout.buffer
         while chunk := self.buffer.read(READ_BUFFER):
             out.write(chunk)
         out.flush()
         self.buffer.close()
-        return True
 
     def abort(self) -> None:
         self.buffer.close()
+        if self.sidecar is not None:
+            self.sidecar.close()
 
 
 def _umask() -> int:

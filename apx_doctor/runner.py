@@ -6,12 +6,13 @@ mode, commits or aborts it, and turns what stops a run into a report value.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
 
 from . import files, stream
 from .doctor import RepairOptions
-from .errors import DoctorError
+from .errors import DoctorError, UsageError
 from .formats.base import DEFAULT_MARKER
 from .model import FileReport
 
@@ -30,9 +31,11 @@ class RunOptions:
     input_format: str = "auto"
     marker: str = DEFAULT_MARKER
     repair: RepairOptions = field(default_factory=RepairOptions)
+    # fix --salvage: unparseable lines go to <file>.rejected.jsonl.
+    salvage: bool = False
 
     def stream_config(self) -> stream.StreamConfig:
-        return stream.StreamConfig(self.input_format, self.marker, self.repair)
+        return stream.StreamConfig(self.input_format, self.marker, self.repair, self.salvage)
 
 
 def run_path(path: str, options: RunOptions) -> FileReport:
@@ -53,20 +56,33 @@ def run_path(path: str, options: RunOptions) -> FileReport:
                 report.written = sink.commit()
         sink = None
     except DoctorError as exc:
-        report.error = str(exc)
+        report.error = _naming(path, str(exc))
     finally:
         if sink is not None:
             sink.abort()
     return report
 
 
+def _naming(path: str, message: str) -> str:
+    """Every message that stops a run names the input it is about."""
+    shown = files.describe(path)
+    if message.startswith((shown, os.path.realpath(path))):
+        return message
+    return f"{shown}: {message}"
+
+
 def _sink(path: str, options: RunOptions):
+    sidecar = None
+    if options.salvage and options.mode in (Mode.IN_PLACE, Mode.OUTPUT):
+        if path == files.STDIN:
+            raise UsageError("--salvage needs a file: the rejected lines are kept beside it")
+        sidecar = files.Sidecar(path)
     if options.mode is Mode.IN_PLACE:
-        return files.InPlaceSink(path)
+        return files.InPlaceSink(path, sidecar)
     if options.mode is Mode.OUTPUT:
         if options.output == files.STDIN:
-            return files.StdoutSink()
-        return files.OutputFileSink(options.output)
+            return files.StdoutSink(sidecar)
+        return files.OutputFileSink(options.output, sidecar)
     if options.mode is Mode.DRY_RUN:
         return _NullSink()
     return None
@@ -82,6 +98,9 @@ class _NullSink:
         pass
 
     def drop(self, raw: bytes) -> None:
+        pass
+
+    def reject(self, raw: bytes) -> None:
         pass
 
     def commit(self) -> bool:

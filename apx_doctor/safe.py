@@ -13,7 +13,9 @@ from typing import Any
 import orjson
 
 # C0 (but tab), DEL, C1, and the Unicode bidi controls and line separators.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates (valid JSON escapes, but no text a stream can encode) too.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # The same characters (but C0, which orjson escapes) as UTF-8 bytes.
 _UNSAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 
@@ -50,3 +52,19 @@ def json_safe(data: bytes) -> bytes:
     They can only stand inside JSON strings, so a \\u escape keeps the JSON equal.
     """
     return _UNSAFE_UTF8.sub(lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
+
+
+def json_dumps(obj: Any, option: int = 0, default: Any = str) -> bytes:
+    """``orjson.dumps`` that also takes the lone surrogates a transcript may hold.
+
+    They can only stand inside JSON strings, so a \\u escape keeps the JSON equal.
+    """
+    try:
+        return orjson.dumps(obj, option=option, default=default)
+    except orjson.JSONEncodeError:
+        import json
+
+        indent = 2 if option & orjson.OPT_INDENT_2 else None
+        separators = (",", ": ") if indent else (",", ":")
+        text = json.dumps(obj, ensure_ascii=False, indent=indent, separators=separators, default=default)
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()

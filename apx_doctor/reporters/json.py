@@ -7,7 +7,7 @@ from typing import Sequence
 import orjson
 
 from ..model import FileReport
-from ..safe import json_safe
+from ..safe import json_safe, json_dumps
 from . import RenderContext, summary
 
 VERSION = 1
@@ -22,6 +22,6 @@ def document(reports: Sequence[FileReport]) -> dict:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    data = orjson.dumps(document(reports), option=orjson.OPT_INDENT_2, default=str)
+    data = json_dumps(document(reports), option=orjson.OPT_INDENT_2)
     ctx.out.write(json_safe(data).decode() + "\n")
     ctx.out.flush()
