@@ -211,7 +211,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         for pending in closed:
             thread = pending.thread
             if thread not in tips:
-                candidate = before_parent if before is not None else self._last.get(thread)
+                candidate = before_parent if before is not None else self._resolve(self._last.get(thread))
                 anchored[thread] = self._follows(candidate, last_site[thread].uuid)
                 tips[thread] = candidate if anchored[thread] else last_site[thread].uuid
             record = self._record(pending, tips[thread])
