@@ -41,6 +41,8 @@ class StreamConfig:
     input_format: str = "auto"
     marker: str = DEFAULT_MARKER
     repair: RepairOptions = RepairOptions()
+    # Move unparseable lines out (sink.reject) instead of refusing to write.
+    salvage: bool = False
 
 
 @dataclass(slots=True)
@@ -105,6 +107,8 @@ class _Pass:
         # no further repair.
         self.checker = HistoryDoctor(adapter(marker=config.marker), config.repair) if sink else None
         self.result = StreamResult(adapter.name)
+        self.salvage = config.salvage
+        self.salvaged: list[Edit] = []
         self.number = 0
         self.out_number = 0
         self.last_terminator = b"\n"
@@ -120,7 +124,10 @@ class _Pass:
         if number == 1 and raw.startswith(jsonl.BOM):
             self.result.findings.append(Finding("APX103", 1, "the file starts with a UTF-8 byte-order mark"))
         if type(value) is jsonl.Unparsed:
-            self._unparsed(number, raw, value)
+            if self._unparsed(number, raw, value):
+                if self.sink is not None:
+                    self.sink.reject(raw)
+                return
             verdict = None
         elif self.share:
             self.entry = self.doctor.adapter.classify(value)
@@ -144,19 +151,25 @@ class _Pass:
         result.lines = self.number
         result.findings.extend(self.doctor.findings)
         result.findings.sort(key=Finding.sort_key)
-        result.edits = [] if result.unparsed else self.doctor.edits
+        edits = sorted(self.doctor.edits + self.salvaged, key=lambda e: e.line) if self.salvaged else self.doctor.edits
+        result.edits = [] if result.unparsed else edits
         return result
 
-    def _unparsed(self, number: int, raw: bytes, value: jsonl.Unparsed) -> None:
+    def _unparsed(self, number: int, raw: bytes, value: jsonl.Unparsed) -> bool:
+        """Report a line that is no JSON value; True when --salvage moves it out."""
         if value.kind == jsonl.BLANK:
             self.result.findings.append(Finding("APX105", number, "blank line"))
-            return
-        self.result.unparsed = True
+            return False
+        if self.salvage:
+            self.salvaged.append(Edit("salvage", number))
+        else:
+            self.result.unparsed = True
         if not raw.endswith(b"\n"):
             message = "the last line is cut off (no line ending, not valid JSON)"
             self.result.findings.append(Finding("APX102", number, message))
         else:
             self.result.findings.append(Finding("APX101", number, f"not valid JSON: {value.reason}"))
+        return self.salvage
 
     def _keep(self, raw: bytes, value: Any) -> None:
         self.sink.keep(raw)
