@@ -49,8 +49,8 @@ _DECISIVE_BLOCKS = frozenset(
         "mcp_tool_result",
     }
 )
-# Keys that belong to other formats' lines (chat, Responses, Claude Code, Codex, datasets).
-_FOREIGN_KEYS = frozenset({"type", "tool_calls", "tool_call_id", "function_call", "message", "payload", "messages"})
+# Keys that belong to other formats' lines (chat, Claude Code, Codex, datasets).
+_FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "message", "payload", "messages"})
 _BOUNDARY = Entry(boundary=True)
 
 
@@ -156,6 +156,10 @@ class AnthropicAdapter(FormatAdapter):
 
 def _detect_one(obj: dict) -> int:
     if obj.get("role") not in _ROLES or _FOREIGN_KEYS.intersection(obj):
+        return Detection.NO
+    # A recorded response (`Message`, "type": "message") is a message too; any other
+    # type is a Responses item or another tool's line.
+    if obj.get("type", "message") != "message":
         return Detection.NO
     content = obj.get("content")
     if isinstance(content, str):

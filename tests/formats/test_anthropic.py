@@ -347,3 +347,19 @@ def test_golden_repairs_are_accepted_by_the_sdk(case: str) -> None:
     expected = CASES / case / "expected.jsonl"
     repaired = [orjson.loads(line) for line in expected.read_bytes().splitlines()]
     HISTORY.validate_python(repaired)
+
+
+def test_recorded_response_messages_are_read_as_messages() -> None:
+    # Runtimes often write the API's reply object itself: it carries id, type, model, usage...
+    reply = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    history = [user("q"), reply, user("well?")]
+    assert detect_format(history) is AnthropicAdapter
+    assert codes(check_messages(history, format="anthropic")) == [("APX001", 2, "toolu_1")]
