@@ -454,3 +454,14 @@ def test_any_repaired_session_keeps_its_tree_and_loads_in_claude_code_log(lines:
     assert_tree_kept(lines, fixed)
     assert_loads_in_claude_code_log(_encode(fixed), tmp_path_factory.mktemp("ccl"))
     assert not repair_messages(fixed, format="claude-code", drop_orphans=drop).changed
+
+
+def test_the_readme_example_is_what_fix_writes(tmp_path: Path) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text().split("### claude-code\n", 1)[1].split("\n### ", 1)[0]
+    before, after = [block.split("```")[0] for block in section.split("```jsonl\n")[1:3]]
+    path = tmp_path / "example.jsonl"
+    path.write_text(before)
+    fixed = _fix(path).decode()
+    lines = before.splitlines(keepends=True)
+    assert fixed == "".join(lines[:2]) + after
