@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from apx_doctor import check_messages, repair_messages
 from apx_doctor.cli import app
+from apx_doctor.formats import adapter_class
 from apx_doctor.jsonl import BOM
 
 CASES = Path(__file__).parent / "cases"
@@ -141,7 +142,8 @@ def test_library_agrees_with_the_cli(case: Path) -> None:
     expected = case / "expected.jsonl"
     if expected.exists():
         assert result.messages == [orjson.loads(line) for line in expected.read_bytes().splitlines()]
-        assert len(result.inserted) == sum(1 for e in result.edits if e.action == "insert")
+        if not adapter_class(fmt).one_history_a_line:  # rows are rewritten, not inserted into
+            assert len(result.inserted) == sum(1 for e in result.edits if e.action == "insert")
 
 
 def _error_codes() -> set[str]:
