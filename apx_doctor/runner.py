@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Iterator, Sequence
 
 from . import files, stream
 from .doctor import RepairOptions
@@ -33,6 +34,9 @@ class RunOptions:
     repair: RepairOptions = field(default_factory=RepairOptions)
     # fix --salvage: unparseable lines go to <file>.rejected.jsonl.
     salvage: bool = False
+    # Draw a byte progress bar on stderr for a file that takes a while (the CLI
+    # sets it only when stderr is a terminal).
+    progress: bool = False
 
     def stream_config(self) -> stream.StreamConfig:
         return stream.StreamConfig(self.input_format, self.marker, self.repair, self.salvage)
@@ -42,7 +46,7 @@ def run_path(path: str, options: RunOptions) -> FileReport:
     report = FileReport(path)
     sink = None
     try:
-        with files.open_lines(path) as lines:
+        with files.open_lines(path) as lines, _ByteProgress(lines, path, options.progress):
             sink = _sink(path, options)
             result = stream.run(lines, options.stream_config(), sink)
         report.format = result.format
@@ -108,3 +112,144 @@ class _NullSink:
 
     def abort(self) -> None:
         pass
+
+
+def run_paths(paths: Sequence[str], options: RunOptions | Sequence[RunOptions], jobs: int | None = None) -> list[FileReport]:
+    """``run_path`` over ``paths``, on ``jobs`` processes (None: all cores); reports in input order."""
+    return list(iter_paths(paths, options, jobs))
+
+
+def iter_paths(
+    paths: Sequence[str], options: RunOptions | Sequence[RunOptions], jobs: int | None = None
+) -> Iterator[FileReport]:
+    """Yield the reports of ``paths`` in input order, as they become ready.
+
+    ``options`` is one ``RunOptions`` for all, or one per path. The same
+    reports as a serial run: ``run_path`` is a pure function of path and
+    options, so where it runs changes nothing. A worker that dies (a crash, the
+    OOM killer) costs only the report of the file it was on: every other file
+    is still reported, and that one carries an error (exit 2).
+    """
+    per_path = [options] * len(paths) if isinstance(options, RunOptions) else list(options)
+    jobs = jobs or os.cpu_count() or 1
+    # Standard input can be read only here; one file gains nothing from a pool.
+    if jobs <= 1 or len(paths) <= 1 or files.STDIN in paths:
+        for path, opts in zip(paths, per_path):
+            yield run_path(path, opts)
+        return
+    yield from _parallel(list(zip(paths, per_path)), jobs)
+
+
+def _run_chunk(chunk: list[tuple[str, RunOptions]]) -> list[FileReport]:
+    return [run_path(path, opts) for path, opts in chunk]
+
+
+def _parallel(work: list[tuple[str, RunOptions]], jobs: int) -> Iterator[FileReport]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # Small chunks: few round trips for thousands of small files, yet every
+    # worker busy to the end.
+    size = max(1, min(64, len(work) // (jobs * 8)))
+    chunks = [work[i : i + size] for i in range(0, len(work), size)]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_context()) as pool:
+        futures = [pool.submit(_run_chunk, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                yield from future.result()
+            except BrokenProcessPool:
+                # Which file killed the worker is unknown: run each of the
+                # chunk alone, so only the guilty one is lost.
+                for path, opts in chunk:
+                    yield _isolated(path, opts)
+
+
+def _isolated(path: str, opts: RunOptions) -> FileReport:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+        try:
+            return pool.submit(_run_chunk, [(path, opts)]).result()[0]
+        except BrokenProcessPool:
+            return FileReport(path, error=f"{files.describe(path)}: the worker process died while checking this file")
+
+
+def _context():
+    import multiprocessing
+    import sys
+
+    # fork starts a worker in milliseconds with everything imported; elsewhere
+    # (macOS, Windows) fork is unsafe or missing, so take the platform default.
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+
+
+class _ByteProgress:
+    """A Rich progress bar (bytes read, rate, time left) on stderr for a file that takes a while.
+
+    A thread looks at the file position ten times a second, so the line loop
+    pays nothing; the bar appears only after about a second, and never when
+    disabled (the CLI enables it only when stderr is a terminal).
+    """
+
+    DELAY = 1.0
+
+    def __init__(self, handle, path: str, enabled: bool) -> None:
+        self.handle, self.path = handle, path
+        self.total = _size(handle) if enabled else None
+        self.thread = None
+
+    def __enter__(self) -> "_ByteProgress":
+        if self.total:
+            import threading
+
+            self.stop = threading.Event()
+            self.thread = threading.Thread(target=self._draw, daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.thread is not None:
+            self.stop.set()
+            self.thread.join()
+
+    def _draw(self) -> None:
+        try:
+            self._show()
+        except Exception:  # a progress bar that cannot be drawn is no reason to stop or to print
+            pass
+
+    def _show(self) -> None:
+        if self.stop.wait(self.DELAY):
+            return
+        import sys
+
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+        from .safe import printable
+
+        # The path is transcript-controlled text: never markup.
+        columns = (TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
+            task = bar.add_task(printable(files.describe(self.path), 40), total=self.total)
+            while not self.stop.wait(0.1):
+                bar.update(task, completed=_position(self.handle))
+
+
+def _size(handle) -> int | None:
+    try:
+        stat = os.fstat(handle.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    import stat as stat_module
+
+    return stat.st_size if stat_module.S_ISREG(stat.st_mode) and stat.st_size else None
+
+
+def _position(handle) -> int:
+    try:
+        # The descriptor's offset: what the buffered reader has taken, to within a buffer.
+        return os.lseek(handle.fileno(), 0, os.SEEK_CUR)
+    except (OSError, ValueError):
+        return 0
