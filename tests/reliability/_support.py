@@ -236,7 +236,8 @@ def assert_nothing_lost(original: bytes, output: bytes, edits: list[dict], rejec
     lines = split_lines(original)
     touched = {e["line"] for e in edits if e["action"] in ("remove", "replace")}
     salvaged = [e["line"] for e in edits if e["action"] == "salvage"]
-    inserts = sum(1 for e in edits if e["action"] == "insert")
+    # An insert with an index goes inside a one-conversation-a-line row (rewritten).
+    inserts = sum(1 for e in edits if e["action"] == "insert" and "index" not in e)
     out = split_lines(output)
     pos = 0
     for number, raw in enumerate(lines, 1):
