@@ -193,9 +193,12 @@ class InPlaceSink:
         self.target = os.path.realpath(path)
         self.sidecar = sidecar
         try:
-            self.before = os.stat(self.target)
+            # The path itself: /dev/fd/N of a pipe has no real path to stat.
+            self.before = os.stat(path)
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        # Every in-place run tidies what killed runs left in the folder.
+        remove_stale_temps(os.path.dirname(self.target) or ".")
         self.prefix = 0
         self.temp: _AtomicTemp | None = None
 
