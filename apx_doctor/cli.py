@@ -4,11 +4,18 @@ Exit codes are a contract:
   check  0 no error findings, 1 error findings, 2 usage error, unreadable input or internal error
   fix    0 nothing to change and nothing unfixable, 1 changed (or would change) a file or
          unfixable errors remain, 2 as for check
+  rule, show  0 done, 2 usage error or unreadable input
+
+Findings go to stdout; progress, summaries and errors to stderr. Everything
+heavy (Rich, the reporters, the configuration) is imported inside commands, so
+``apx-doctor --version`` and ``--help`` start fast.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from enum import Enum
 from typing import List, NoReturn, Optional
 
@@ -16,7 +23,6 @@ import typer
 
 from . import __version__
 from .formats import format_names
-from .formats.base import DEFAULT_MARKER
 
 EXIT_OK, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
 
@@ -35,6 +41,9 @@ InputFormat = Enum("InputFormat", {name: name for name in ("auto", *format_names
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
+    json_lines = "json-lines"
+    github = "github"
+    sarif = "sarif"
 
 
 class Color(str, Enum):
@@ -56,13 +65,35 @@ def _root(
     pass
 
 
-PATHS = typer.Argument(..., metavar="PATH...", help="Transcript files; - reads standard input.")
+PATHS = typer.Argument(
+    ..., metavar="PATH...", help="Transcript files, or folders to search for *.jsonl; - reads standard input."
+)
 INPUT_FORMAT = typer.Option("auto", "--input-format", help="The transcript format; auto tells it from the first lines.")
-OUTPUT_FORMAT = typer.Option(OutputFormat.text, "--output-format", help="text for people, json for tools.")
-MARKER = typer.Option(DEFAULT_MARKER, "--marker", help="The text of the not-run record.")
-VERBOSE = typer.Option(False, "--verbose", "-v", help="Show a traceback on internal errors.")
+OUTPUT_FORMAT = typer.Option(
+    None,
+    "--output-format",
+    help="text for people, json / json-lines for tools, github for workflow annotations, sarif for code scanning. "
+    "Default: github under GitHub Actions, text elsewhere.",
+    show_default=False,
+)
+MARKER = typer.Option(
+    None, "--marker", help="The text of the not-run record. [default: not run: the turn was interrupted]", show_default=False
+)
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Name each file as it is done; show a traceback on internal errors.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary.")
-COLOR = typer.Option(Color.auto, "--color", help="Colour the text output.")
+COLOR = typer.Option(Color.auto, "--color", help="Colour the text output (auto honours NO_COLOR and FORCE_COLOR).")
+CONFIG = typer.Option(
+    None, "--config", metavar="PATH", help="Read [tool.apx-doctor] from this file instead of the nearest pyproject.toml."
+)
+ISOLATED = typer.Option(False, "--isolated", help="Ignore every configuration file.")
+SELECT = typer.Option(
+    None, "--select", metavar="CODES", help="Report only these codes or prefixes (comma-separated), e.g. APX001,APX1."
+)
+IGNORE = typer.Option(None, "--ignore", metavar="CODES", help="Do not report these codes or prefixes (comma-separated).")
+JOBS = typer.Option(
+    None, "--jobs", "-j", min=1, metavar="N", help="Check files on N processes (default: all cores); the report is the same."
+)
+SHOW_ALL = typer.Option(False, "--show-all", help="Text output: print every row, not the first rows per file.")
 KEEP_OPEN_TAIL = typer.Option(
     False, "--keep-open-tail", help="Leave calls of the last turn open: the file may still be written to."
 )
@@ -72,24 +103,24 @@ KEEP_OPEN_TAIL = typer.Option(
 def check(
     paths: List[str] = PATHS,
     input_format: InputFormat = INPUT_FORMAT,
-    output_format: OutputFormat = OUTPUT_FORMAT,
-    marker: str = MARKER,
+    output_format: Optional[OutputFormat] = OUTPUT_FORMAT,
+    marker: Optional[str] = MARKER,
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
+    config: Optional[str] = CONFIG,
+    isolated: bool = ISOLATED,
+    select: Optional[str] = SELECT,
+    ignore: Optional[str] = IGNORE,
     keep_open_tail: bool = KEEP_OPEN_TAIL,
+    jobs: Optional[int] = JOBS,
+    show_all: bool = SHOW_ALL,
 ) -> None:
     """Report tool calls without results, and other damage. Writes nothing."""
-    from .doctor import RepairOptions
-    from .runner import Mode, RunOptions
-
-    options = RunOptions(
-        mode=Mode.CHECK,
-        input_format=input_format.value,
-        marker=marker,
-        repair=RepairOptions(keep_open_tail=keep_open_tail),
-    )
-    _run("check", paths, options, output_format, color, verbose, quiet)
+    flags = _Flags(paths, input_format.value, output_format, marker, None, color, verbose, quiet, config, isolated, select, ignore)
+    flags.keep_open_tail = keep_open_tail
+    flags.jobs, flags.show_all = jobs, show_all
+    _run("check", flags, in_place=False, output=None)
 
 
 @app.command()
@@ -99,28 +130,34 @@ def fix(
     output: Optional[str] = typer.Option(
         None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."
     ),
-    drop_orphans: bool = typer.Option(
-        False, "--drop-orphans", help="Also remove results that answer no call, duplicates and late results."
+    drop_orphans: Optional[bool] = typer.Option(
+        None,
+        "--drop-orphans/--no-drop-orphans",
+        help="Also remove results that answer no call, duplicates and late results. [default: no]",
+        show_default=False,
     ),
     input_format: InputFormat = INPUT_FORMAT,
-    output_format: OutputFormat = OUTPUT_FORMAT,
-    marker: str = MARKER,
+    output_format: Optional[OutputFormat] = OUTPUT_FORMAT,
+    marker: Optional[str] = MARKER,
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
+    config: Optional[str] = CONFIG,
+    isolated: bool = ISOLATED,
+    select: Optional[str] = SELECT,
+    ignore: Optional[str] = IGNORE,
     keep_open_tail: bool = KEEP_OPEN_TAIL,
     salvage: bool = typer.Option(
         False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."
     ),
+    jobs: Optional[int] = JOBS,
+    show_all: bool = SHOW_ALL,
 ) -> None:
     """Close every interrupted tool call with a not-run record.
 
     Without --in-place or --output this is a dry run: it shows what it would
-    change and writes nothing.
+    change and writes nothing. Nothing under .apc/ and no AGENTS.md is ever written.
     """
-    from .doctor import RepairOptions
-    from .runner import Mode, RunOptions
-
     if in_place and output is not None:
         _usage_error("--in-place and --output exclude each other")
     if output is not None and len(paths) != 1:
@@ -129,40 +166,93 @@ def fix(
         _usage_error("standard input cannot be fixed in place; use --output")
     if salvage and "-" in paths and output is not None:
         _usage_error("--salvage needs a file: the rejected lines are kept beside it")
-    mode = Mode.IN_PLACE if in_place else Mode.OUTPUT if output is not None else Mode.DRY_RUN
-    options = RunOptions(
-        mode=mode,
-        output=output,
-        input_format=input_format.value,
-        marker=marker,
-        repair=RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail),
-        salvage=salvage,
-    )
-    _run("fix", paths, options, output_format, color, verbose, quiet)
+    if output not in (None, "-"):
+        from .discover import contract_reason
+
+        reason = contract_reason(output)
+        if reason is not None:
+            _usage_error(f"refusing to write {output}: it is in the portable project contract ({reason})")
+    flags = _Flags(paths, input_format.value, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore)
+    flags.keep_open_tail, flags.salvage = keep_open_tail, salvage
+    flags.jobs, flags.show_all = jobs, show_all
+    _run("fix", flags, in_place=in_place, output=output)
 
 
-def _run(command: str, paths: list[str], options, output_format: OutputFormat, color: Color, verbose: bool, quiet: bool) -> NoReturn:
+class _Flags:
+    """What check and fix share, as given on the command line (None: not given)."""
+
+    # Set after construction by the commands that have them.
+    keep_open_tail: bool = False
+    salvage: bool = False
+    jobs: int | None = None  # None: all cores
+    show_all: bool = False
+
+    def __init__(self, paths, input_format, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore):
+        self.paths: list[str] = paths
+        self.input_format: str = input_format
+        self.output_format: OutputFormat | None = output_format
+        self.marker: str | None = marker
+        self.drop_orphans: bool | None = drop_orphans
+        self.color: Color = color
+        self.verbose: bool = verbose
+        self.quiet: bool = quiet
+        self.config: str | None = config
+        self.isolated: bool = isolated
+        self.select: str | None = select
+        self.ignore: str | None = ignore
+
+
+def output_format_name(given: OutputFormat | None, environ=os.environ) -> str:
+    """An explicit choice wins; under GitHub Actions the default is annotations."""
+    if given is not None:
+        return given.value
+    return "github" if environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+def color_choice(color: Color) -> bool | None:
+    # auto: None, so Rich decides from the stream, NO_COLOR and FORCE_COLOR.
+    return {"always": True, "never": False}.get(color.value)
+
+
+def _settings(flags: _Flags):
+    from .config import check_codes, load, merged
+
+    def codes(value: str | None, name: str):
+        return None if value is None else check_codes(value.split(","), name)
+
+    settings = load(flags.config, isolated=flags.isolated)
+    select, ignore = codes(flags.select, "--select"), codes(flags.ignore, "--ignore")
+    if select is not None and ignore is None:
+        # A rule selected on the command line is reported even if the file ignores it.
+        ignore = ()
+    return merged(settings, marker=flags.marker, drop_orphans=flags.drop_orphans, select=select, ignore=ignore)
+
+
+def _run(command: str, flags: _Flags, *, in_place: bool, output: str | None) -> NoReturn:
+    from .errors import UsageError
+
+    reports = []
     try:
-        from .reporters import RenderContext, render
-        from .runner import Mode, run_path
+        from .discover import expand
 
-        reports = [run_path(path, options) for path in paths]
-        transcript_on_stdout = options.mode is Mode.OUTPUT and options.output == "-"
-        ctx = RenderContext(
-            command=command,
-            mode=options.mode.value,
-            out=sys.stderr if transcript_on_stdout else sys.stdout,
-            err=sys.stderr,
-            quiet=quiet,
-            color={"always": True, "never": False}.get(color.value),
-        )
-        render(output_format.value, reports, ctx)
+        settings = _settings(flags)
+        paths = expand(flags.paths)
+        if not paths:
+            typer.echo("apx-doctor: no *.jsonl transcripts found", err=True)
+            raise typer.Exit(EXIT_OK)
+        options = _options(command, flags, settings, in_place, output)
+        reports = _process(paths, options, settings, flags)
+        _render(command, flags, options, reports)
+    except UsageError as exc:
+        _usage_error(str(exc))
+    except typer.Exit:
+        raise
     except Exception as exc:  # the one place an unexpected error becomes exit 2
         from .safe import printable
 
         # Plain tracebacks (no local variables), every line made safe and cut:
         # an exception's text may quote a transcript.
-        if verbose:
+        if flags.verbose:
             import traceback
 
             for line in traceback.format_exc().splitlines():
@@ -172,12 +262,185 @@ def _run(command: str, paths: list[str], options, output_format: OutputFormat, c
     raise typer.Exit(_exit_code(command, reports))
 
 
+def _options(command: str, flags: _Flags, settings, in_place: bool, output: str | None):
+    from .doctor import RepairOptions
+    from .formats.base import DEFAULT_MARKER
+    from .runner import Mode, RunOptions
+
+    if command == "check":
+        mode = Mode.CHECK
+    else:
+        mode = Mode.IN_PLACE if in_place else Mode.OUTPUT if output is not None else Mode.DRY_RUN
+    return RunOptions(
+        mode=mode,
+        output=output,
+        input_format=flags.input_format,
+        marker=settings.marker or DEFAULT_MARKER,
+        repair=RepairOptions(drop_orphans=bool(settings.drop_orphans), keep_open_tail=flags.keep_open_tail),
+        salvage=flags.salvage,
+    )
+
+
+def _process(paths: list[str], options, settings, flags: _Flags) -> list:
+    """Run every path; what the configuration says is applied to each report."""
+    from dataclasses import replace
+
+    from .advice import annotate
+    from .discover import contract_reason
+    from .model import Finding
+    from .runner import Mode, iter_paths
+
+    reports = []
+    if len(paths) == 1 and not flags.quiet and sys.stderr.isatty():
+        # One file: a byte progress bar if it takes a while (many files: the file count below).
+        options = replace(options, progress=True)
+    progress = _Progress(len(paths), enabled=not flags.quiet)
+    try:
+        plan = []
+        for path in paths:
+            reason = contract_reason(path)
+            file_options = options
+            if reason is not None and options.mode is Mode.IN_PLACE:
+                # The contract is never written: the file is still checked, as a dry run.
+                typer.echo(f"apx-doctor: not editing {_shown(path)}: it is in the portable project contract ({reason})", err=True)
+                file_options = replace(options, mode=Mode.DRY_RUN)
+            plan.append((path, reason, file_options))
+        # On all cores (--jobs): the same reports, in the same order, as one by one.
+        done = iter_paths([p for p, _, _ in plan], [o for _, _, o in plan], flags.jobs)
+        for (path, reason, file_options), report in zip(plan, done):
+            if file_options is not options:
+                report.refused = reason
+            if reason is not None and report.error is None:
+                report.findings.insert(0, Finding("APX201", None, f"a transcript in the portable project contract ({reason}); transcripts are runtime state"))
+            report.findings = [f for f in report.findings if settings.enabled(f.code, path)]
+            annotate(report, file_options.mode.value, settings.read_only_tools, settings.side_effect_tools)
+            reports.append(report)
+            if flags.verbose:
+                typer.echo(f"apx-doctor: {_shown(path)}: {report.format or '-'}, {len(report.findings)} findings", err=True)
+            progress.advance()
+    finally:
+        progress.stop()
+    return reports
+
+
+def _shown(path: str) -> str:
+    from .safe import printable
+
+    return printable(path)
+
+
+class _Progress:
+    """A Rich progress bar on stderr, only on a terminal and only once a run takes a moment."""
+
+    MOMENT = 0.5
+
+    def __init__(self, total: int, *, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total > 1 and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.bar = None
+        self.task = None
+
+    def advance(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self.bar is None and time.monotonic() - self.started > self.MOMENT and self.done < self.total:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(file=sys.stderr), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("checking", total=self.total, completed=self.done)
+        elif self.bar is not None:
+            self.bar.update(self.task, completed=self.done)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _render(command: str, flags: _Flags, options, reports) -> None:
+    from .reporters import RenderContext, render
+    from .runner import Mode
+
+    transcript_on_stdout = options.mode is Mode.OUTPUT and options.output == "-"
+    ctx = RenderContext(
+        command=command,
+        mode=options.mode.value,
+        out=sys.stderr if transcript_on_stdout else sys.stdout,
+        err=sys.stderr,
+        quiet=flags.quiet,
+        color=color_choice(flags.color),
+        show_all=flags.show_all,
+    )
+    render(output_format_name(flags.output_format), reports, ctx)
+
+
 def _exit_code(command: str, reports) -> int:
     if any(r.error is not None for r in reports):
         return EXIT_TROUBLE
     if command == "check":
         return EXIT_FINDINGS if any(r.errors for r in reports) else EXIT_OK
     return EXIT_FINDINGS if any(r.changed or r.unfixable for r in reports) else EXIT_OK
+
+
+@app.command()
+def rule(
+    code: Optional[str] = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
+    all_: bool = typer.Option(False, "--all", help="Explain every rule."),
+) -> None:
+    """Explain a rule: what it means, why it matters, an example and its fix."""
+    from .rules import RULES, rule_markdown
+
+    if all_ == (code is not None):
+        _usage_error("give one CODE, or --all")
+    if all_:
+        typer.echo("\n".join(rule_markdown(r) for r in RULES.values()), nl=False)
+        return
+    found = RULES.get(code.upper()) or next((r for r in RULES.values() if r.name == code.lower()), None)
+    if found is None:
+        _usage_error(f"no rule {code!r}; `apx-doctor rule --all` lists them")
+    typer.echo(rule_markdown(found), nl=False)
+
+
+@app.command()
+def show(
+    path: str = typer.Argument(..., metavar="FILE", help="One transcript; - reads standard input."),
+    around: Optional[int] = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
+    context: int = typer.Option(5, "--context", "-C", min=0, help="How many entries either side of --around."),
+    width: int = typer.Option(200, "--width", min=20, help="Fold content longer than this many characters."),
+    input_format: InputFormat = INPUT_FORMAT,
+    marker: Optional[str] = MARKER,
+    color: Color = COLOR,
+    config: Optional[str] = CONFIG,
+    isolated: bool = ISOLATED,
+) -> None:
+    """Draw the conversation as a timeline: turns, calls, results, and where each interruption happened."""
+    from .errors import DoctorError, UsageError
+
+    try:
+        from .config import load
+        from .formats.base import DEFAULT_MARKER
+        from .show import ShowOptions, render_timeline
+
+        settings = load(config, isolated=isolated)
+        options = ShowOptions(
+            input_format=input_format.value,
+            marker=marker or settings.marker or DEFAULT_MARKER,
+            around=around,
+            context=context,
+            width=width,
+            read_only_tools=settings.read_only_tools,
+            side_effect_tools=settings.side_effect_tools,
+        )
+        render_timeline(path, options, sys.stdout, color_choice(color))
+    except UsageError as exc:
+        _usage_error(str(exc))
+    except DoctorError as exc:
+        typer.echo(f"apx-doctor: error: {_shown(str(exc))}", err=True)
+        raise typer.Exit(EXIT_TROUBLE) from None
 
 
 def _usage_error(message: str) -> NoReturn:

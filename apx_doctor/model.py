@@ -104,6 +104,9 @@ class FileReport:
     written: bool = False
     # Set when the run on this file stopped (unreadable path, failed self-check).
     error: str | None = None
+    # Why a repair was planned but not written (the file is part of the project
+    # contract): the edits are what a repair would do.
+    refused: str | None = None
 
     @property
     def errors(self) -> int:
@@ -140,4 +143,6 @@ class FileReport:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.refused is not None:
+            out["refused"] = self.refused
         return out

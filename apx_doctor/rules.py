@@ -186,6 +186,21 @@ _RULES = (
         fix_safety=FixSafety.NONE,
         explanation="Blank lines are not JSONL entries. They are passed over and kept.",
     ),
+    Rule(
+        code="APX201",
+        name="transcript-in-project-contract",
+        severity=Severity.WARNING,
+        summary="a transcript lies inside the portable project contract (.apc/ or an agent definition)",
+        fix="none: move the transcript out; the doctor never edits the contract",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Transcripts are runtime state. The portable project contract (AGENTS.md, the .apc/ "
+            "folder, agent definitions) is what a project hands to every runtime, and a recorded "
+            "session does not belong in it. The file is still checked, but fix --in-place never "
+            "writes anything under .apc/ or to AGENTS.md."
+        ),
+        example="$ apx-doctor check .apc/sessions/run-1.jsonl",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
@@ -193,3 +208,36 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
 
 def get_rule(code: str) -> Rule:
     return RULES[code.upper()]
+
+
+def rule_markdown(rule: Rule) -> str:
+    """One rule explained, as the ``rule`` command prints it."""
+    parts = [
+        f"# {rule.code} {rule.name}",
+        "",
+        f"Severity: {rule.severity}. Fix: {rule.fix_safety} ({rule.fix}).",
+        "",
+        f"What it means: {rule.summary}.",
+        "",
+        f"Why it matters: {rule.explanation}",
+    ]
+    if rule.example:
+        parts += ["", "Example:", "", *("    " + line for line in rule.example.splitlines())]
+    return "\n".join(parts) + "\n"
+
+
+def markdown_table() -> str:
+    """The README's table of codes; a test keeps the README equal to it."""
+    rows = ["| code | name | severity | what it means | fix |", "|---|---|---|---|---|"]
+    for rule in _RULES:
+        cells = (f"`{rule.code}`", f"`{rule.name}`", str(rule.severity), rule.summary, rule.fix)
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # python -m apx_doctor.rules --markdown
+    import sys
+
+    if sys.argv[1:] != ["--markdown"]:
+        sys.exit("usage: python -m apx_doctor.rules --markdown")
+    sys.stdout.write(markdown_table())

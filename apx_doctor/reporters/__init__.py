@@ -1,13 +1,20 @@
-"""Reporters render reports; they decide nothing and read no file."""
+"""Reporters render reports; they decide nothing and read no file.
+
+Each output format is one module with ``render(reports, ctx)``, imported only
+when it is used so the CLI starts fast.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import IO, Sequence
 
 from ..model import FileReport
 
-OUTPUT_FORMATS = ("text", "json")
+# name -> module in this package
+_MODULES = {"text": "text", "json": "json", "json-lines": "jsonlines", "github": "github", "sarif": "sarif"}
+OUTPUT_FORMATS = tuple(_MODULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,18 +24,13 @@ class RenderContext:
     out: IO[str]  # findings
     err: IO[str]  # summary, progress, errors
     quiet: bool = False
-    color: bool | None = None  # None: decide from the stream
+    color: bool | None = None  # None: decide from the stream and NO_COLOR / FORCE_COLOR
+    show_all: bool = False  # text: every row, not the first rows per file
 
 
 def render(name: str, reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    if name == "json":
-        from .json import render as render_json
-
-        render_json(reports, ctx)
-    else:
-        from .text import render as render_text
-
-        render_text(reports, ctx)
+    module = import_module(f".{_MODULES.get(name, 'text')}", __name__)
+    module.render(reports, ctx)
 
 
 def summary(reports: Sequence[FileReport]) -> dict[str, int]:
@@ -36,7 +38,33 @@ def summary(reports: Sequence[FileReport]) -> dict[str, int]:
         "files": len(reports),
         "errors": sum(r.errors for r in reports),
         "warnings": sum(r.warnings for r in reports),
-        "inserted": sum(r.inserted for r in reports),
-        "removed": sum(r.removed for r in reports),
+        # A refused file (project contract) gets nothing inserted or removed.
+        "inserted": sum(r.inserted for r in reports if r.refused is None),
+        "removed": sum(r.removed for r in reports if r.refused is None),
         "failed": sum(1 for r in reports if r.error is not None),
     }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def summary_text(reports: Sequence[FileReport], ctx: RenderContext) -> str:
+    """The one-line summary every format prints to stderr (json keeps it in the document)."""
+    s = summary(reports)
+    parts = [
+        f"{_plural(s['files'], 'file')} checked",
+        _plural(s["errors"], "error"),
+        _plural(s["warnings"], "warning"),
+    ]
+    if ctx.command == "fix":
+        would = ctx.mode == "dry-run"
+        records = _plural(s["inserted"], "not-run record")
+        parts.append(f"{records} {'would be ' if would else ''}inserted")
+        if s["removed"]:
+            parts.append(f"{_plural(s['removed'], 'result')} {'would be ' if would else ''}removed")
+        if not would:
+            parts.append(f"{_plural(sum(1 for r in reports if r.written), 'file')} written")
+    if s["failed"]:
+        parts.append(f"{s['failed']} could not be processed")
+    return ", ".join(parts)

@@ -6,6 +6,7 @@ Every piece of transcript text goes through ``printable`` and reaches Rich as a
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 from rich import box
@@ -16,23 +17,39 @@ from rich.text import Text
 from ..model import FileReport
 from ..rules import Severity
 from ..safe import printable
-from . import RenderContext, summary
+from . import RenderContext, summary, summary_text
 
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 ARGUMENTS_WIDTH = 40
+# Rows a table shows per file unless --show-all.
+FIRST_ROWS = 50
 RECORD_WIDTH = 60
+
+
+# Width when the output is no terminal (a pipe, a pre-commit log, CI) and
+# COLUMNS says nothing: Rich's 80 folds a findings table into a narrow column.
+PIPE_WIDTH = 120
 
 
 def console(stream, color: bool | None) -> Console:
     return Console(
         file=stream,
+        width=None if _sized(stream) else PIPE_WIDTH,
         markup=False,
         emoji=False,
         highlight=False,
+        # None leaves the choice to Rich: a terminal or not, NO_COLOR, FORCE_COLOR.
         force_terminal=color,
-        no_color=color is False,
+        no_color=None if color is None else not color,
         soft_wrap=False,
     )
+
+
+def _sized(stream) -> bool:
+    try:
+        return stream.isatty() or bool(os.environ.get("COLUMNS"))
+    except (AttributeError, ValueError):
+        return bool(os.environ.get("COLUMNS"))
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
@@ -40,16 +57,26 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     err = console(ctx.err, ctx.color)
     for report in reports:
         if report.error is not None:
-            err.print(Text(f"apx-doctor: error: {printable(report.error)}", style="bold red"))
+            err.print(Text(f"apx-doctor: error: {printable(report.error)}", style="bold red"), soft_wrap=True)
             continue
+        limit = None if ctx.show_all else FIRST_ROWS
         if report.findings:
-            out.print(_findings_table(report))
+            out.print(_findings_table(report, limit))
+            _more(out, len(report.findings), limit, "finding")
         if ctx.command == "fix" and report.edits:
-            out.print(_edits_table(report, ctx.mode))
+            out.print(_edits_table(report, "dry-run" if report.refused else ctx.mode, limit))
+            _more(out, len(report.edits), limit, "repair")
         if ctx.mode == "in-place" and report.written:
             out.print(Text(f"Fixing {printable(report.path)}"))
     if not ctx.quiet:
         err.print(_summary_line(reports, ctx))
+
+
+def _more(out: Console, total: int, limit: int | None, what: str) -> None:
+    """Count the rows a long table leaves out: thousands of rows help nobody, and cost seconds."""
+    if limit is not None and total > limit:
+        left = total - limit
+        out.print(Text(f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)", style="dim"))
 
 
 def _title(report: FileReport) -> Text:
@@ -58,15 +85,18 @@ def _title(report: FileReport) -> Text:
     return title
 
 
-def _findings_table(report: FileReport) -> Table:
+def _findings_table(report: FileReport, limit: int | None = None) -> Table:
     table = Table(title=_title(report), title_justify="left", box=box.SIMPLE_HEAD, expand=False)
     table.add_column("Line", justify="right", no_wrap=True)
     table.add_column("Code", no_wrap=True)
     table.add_column("Severity", no_wrap=True)
-    table.add_column("Call id", overflow="fold")
-    table.add_column("Tool", overflow="fold")
-    table.add_column("Message", overflow="fold")
-    for f in report.findings:
+    table.add_column("Call id", overflow="fold", max_width=24)
+    table.add_column("Tool", overflow="fold", max_width=24)
+    table.add_column("Message", overflow="fold", ratio=2)
+    advice = any(f.advice for f in report.findings)
+    if advice:
+        table.add_column("Advice", overflow="fold", ratio=3)
+    for f in report.findings[:limit]:
         line = "" if f.line is None else str(f.line) + (f"[{f.index}]" if f.index is not None else "")
         table.add_row(
             Text(line),
@@ -75,11 +105,12 @@ def _findings_table(report: FileReport) -> Table:
             Text(printable(f.call_id, 40)),
             Text(printable(f.tool, 40)),
             Text(printable(f.message, 200)),
+            *([Text(printable(f.advice, 300))] if advice else []),
         )
     return table
 
 
-def _edits_table(report: FileReport, mode: str) -> Table:
+def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Table:
     verb = {"dry-run": "would be made (dry run, nothing written)"}.get(mode, "made")
     title = Text(f"Repairs to {printable(report.path)} {verb}", style="bold")
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
@@ -89,7 +120,7 @@ def _edits_table(report: FileReport, mode: str) -> Table:
     table.add_column("Tool", overflow="fold")
     table.add_column("Arguments", overflow="fold")
     table.add_column("Record", overflow="fold")
-    for e in report.edits:
+    for e in report.edits[:limit]:
         where = f"before {e.line}" if e.action == "insert" else str(e.line)
         table.add_row(
             Text(where),
@@ -102,27 +133,7 @@ def _edits_table(report: FileReport, mode: str) -> Table:
     return table
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _summary_line(reports: Sequence[FileReport], ctx: RenderContext) -> Text:
     s = summary(reports)
-    parts = [
-        f"{_plural(s['files'], 'file')} checked",
-        _plural(s["errors"], "error"),
-        _plural(s["warnings"], "warning"),
-    ]
-    if ctx.command == "fix":
-        would = ctx.mode == "dry-run"
-        records = _plural(s["inserted"], "not-run record")
-        parts.append(f"{records} {'would be ' if would else ''}inserted")
-        if s["removed"]:
-            parts.append(f"{_plural(s['removed'], 'result')} {'would be ' if would else ''}removed")
-        written = sum(1 for r in reports if r.written)
-        if not would:
-            parts.append(f"{_plural(written, 'file')} written")
-    if s["failed"]:
-        parts.append(f"{s['failed']} could not be processed")
     style = "bold red" if s["errors"] or s["failed"] else "bold green"
-    return Text(", ".join(parts), style=style)
+    return Text(summary_text(reports, ctx), style=style)

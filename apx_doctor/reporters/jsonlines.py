@@ -1,0 +1,34 @@
+"""One JSON object a line, one line a finding: for ``jq``, log shippers and streams.
+
+Each object is the finding's JSON (as in the json report) plus ``path`` and
+``format``. A file that could not be processed gives one object with ``error``.
+The summary goes to stderr, so stdout holds only records.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import orjson
+
+from ..model import FileReport
+from ..safe import json_safe, json_dumps
+from . import RenderContext, summary_text
+
+
+def records(reports: Sequence[FileReport]):
+    for report in reports:
+        if report.error is not None:
+            yield {"path": report.path, "format": report.format, "error": report.error}
+            continue
+        for finding in report.findings:
+            yield {"path": report.path, "format": report.format, **finding.to_dict()}
+
+
+def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    for record in records(reports):
+        ctx.out.write(json_safe(json_dumps(record)).decode() + "\n")
+    ctx.out.flush()
+    if not ctx.quiet:
+        ctx.err.write(summary_text(reports, ctx) + "\n")
+        ctx.err.flush()

@@ -1,0 +1,197 @@
+"""``apx-doctor show``: a transcript drawn as a timeline people can read.
+
+Each line is shown as what its format adapter says it is (a user turn, an
+assistant reply that calls tools, results, metadata), with long content folded.
+Where a turn was cut off, the timeline shows the interruption and the not-run
+record a repair inserts there, with the recovery advice. Nothing is written.
+
+All transcript text reaches Rich as ``Text`` made ``printable``: never markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.rule import Rule as Divider
+from rich.table import Table
+from rich.text import Text
+
+from . import files, jsonl
+from .advice import SAFE_NEXT, tool_kind
+from .doctor import HistoryDoctor, RepairOptions
+from .engine import Entry
+from .errors import InputError
+from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
+from .formats.base import FormatAdapter, text_of
+from .model import Finding
+from .safe import printable
+
+_DETECT_LINES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ShowOptions:
+    input_format: str = "auto"
+    marker: str = "not run: the turn was interrupted"
+    around: int | None = None
+    context: int = 5
+    width: int = 200
+    read_only_tools: tuple[str, ...] = ()
+    side_effect_tools: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Row:
+    number: int
+    raw: bytes
+    value: Any
+    entry: Entry | None = None
+    # Not-run records a repair writes right before this line: (record, pending call).
+    inserted: list = None  # type: ignore[assignment]
+    findings: list = None  # type: ignore[assignment]
+
+
+def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool | None) -> None:
+    rows, adapter, tail, findings = _read(path, options)
+    console = Console(
+        file=out, markup=False, emoji=False, highlight=False, force_terminal=color,
+        no_color=None if color is None else not color, soft_wrap=False,
+    )
+    console.print(_header(path, adapter, findings))
+    table = Table(box=box.SIMPLE, show_header=True, expand=False, pad_edge=False)
+    table.add_column("Line", justify="right", no_wrap=True, style="dim")
+    table.add_column("", no_wrap=True)
+    table.add_column("Entry", overflow="fold")
+    lo, hi = _window(options, len(rows))
+    for row in rows[lo:hi]:
+        for record, pending in row.inserted:
+            table.add_row(*_interruption(record, pending, options))
+        if row.entry is not None and row.entry.opens_history:
+            table.add_row(Text(""), Text(""), Text("── user turn ──", style="bold"))
+        table.add_row(*_entry_row(row, adapter, options))
+        for finding in row.findings:
+            if finding.code != "APX001":
+                table.add_row(Text(""), Text("!", style="yellow"), _finding_text(finding))
+    if hi >= len(rows):
+        for record, pending in tail:
+            table.add_row(*_interruption(record, pending, options))
+    console.print(table)
+
+
+def _read(path: str, options: ShowOptions):
+    with files.open_lines(path) as lines:
+        raw_lines = list(lines)
+    values = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(raw_lines)]
+    adapter_type = _choose(options.input_format, values)
+    doctor = HistoryDoctor(adapter_type(marker=options.marker), RepairOptions())
+    viewer = adapter_type(marker=options.marker)
+    rows = []
+    for number, (raw, value) in enumerate(zip(raw_lines, values), 1):
+        row = _Row(number, raw, value, inserted=[], findings=[])
+        if type(value) is not jsonl.Unparsed:
+            verdict = doctor.entry(number, value)
+            if verdict is not None:
+                row.inserted = list(verdict.insert)
+            if not viewer.one_history_a_line:
+                row.entry = viewer.classify(value)
+        rows.append(row)
+    end = doctor.end(len(rows) + 1)
+    tail = list(end.insert) if end is not None else []
+    by_line: dict[int, list[Finding]] = {}
+    for finding in doctor.findings:
+        by_line.setdefault(finding.line or 0, []).append(finding)
+    for row in rows:
+        row.findings = by_line.get(row.number, [])
+    return rows, adapter_type, tail, doctor.findings
+
+
+def _choose(name: str, values: list[Any]) -> type[FormatAdapter]:
+    if name != "auto":
+        try:
+            return adapter_class(name)
+        except UnknownFormatError as exc:
+            raise InputError(str(exc)) from None
+    samples = [v for v in values[:_DETECT_LINES] if type(v) is not jsonl.Unparsed]
+    try:
+        return detect_format(samples) or adapter_class("chat")
+    except (AmbiguousFormatError, UnknownFormatError) as exc:
+        raise InputError(f"cannot tell the transcript format: {exc}; pass --input-format") from None
+
+
+def _window(options: ShowOptions, total: int) -> tuple[int, int]:
+    if options.around is None:
+        return 0, total
+    line = options.around
+    return max(line - 1 - options.context, 0), min(line + options.context, total)
+
+
+def _header(path: str, adapter: type[FormatAdapter], findings: list[Finding]) -> Text:
+    interrupted = sum(1 for f in findings if f.code == "APX001")
+    text = Text(printable(path), style="bold")
+    text.append(f"  ({adapter.name})  ", style="dim")
+    if interrupted:
+        text.append(f"{interrupted} interrupted call{'s' if interrupted != 1 else ''}", style="bold red")
+    else:
+        text.append("every call has a result", style="green")
+    return text
+
+
+def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> tuple[Text, Text, Any]:
+    number = Text(str(row.number))
+    if type(row.value) is jsonl.Unparsed:
+        kind = "blank line" if row.value.kind == jsonl.BLANK else f"not JSON: {row.value.reason}"
+        return number, Text("✗", style="red"), Text(printable(kind, options.width), style="red")
+    entry = row.entry
+    preview = _preview(row.value, options.width)
+    if entry is None:
+        symbol, label, style = ("·", "row", "") if adapter.one_history_a_line else ("?", "unrecognised", "yellow")
+        return number, Text(symbol, style=style), Text(f"{label}: {preview}", style=style)
+    parts: list[Any] = []
+    if entry.results:
+        for result in entry.results:
+            mark = " (not-run record)" if result.not_run else " (placeholder)" if result.placeholder else ""
+            parts.append(Text(f"← result for {printable(result.call_id, 60)}{mark}", style="green"))
+    if entry.calls:
+        for call in entry.calls:
+            line = Text(f"→ calls {printable(call.name) or '?'}", style="bold cyan")
+            line.append(f"  {printable(call.arguments, options.width)}", style="cyan")
+            line.append(f"  id={printable(call.id, 60)}", style="dim")
+            parts.append(line)
+    symbol = "→" if entry.calls else "←" if entry.results else "●" if entry.boundary else "·"
+    label = "user" if entry.opens_history else "reply" if entry.boundary else "tool" if entry.results else "meta"
+    head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")
+    head.append(preview, style="" if entry.boundary else "dim")
+    return number, Text(symbol), Group(head, *parts) if parts else head
+
+
+def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Text, Any]:
+    call = pending.call
+    kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
+    head = Text("✂ interrupted: ", style="bold red")
+    head.append(f"{printable(call.name) or 'a tool'} (line {pending.line}, id={printable(call.id, 60)}) got no result")
+    inserted = Text("  a repair inserts: ", style="red")
+    inserted.append(printable(record, options.width))
+    advice = Text(f"  next: {SAFE_NEXT[kind]}", style="italic")
+    return Text("+", style="red"), Text("✂", style="bold red"), Group(Divider(style="red"), head, inserted, advice)
+
+
+def _finding_text(finding: Finding) -> Text:
+    text = Text(f"{finding.code} {finding.name}: ", style="yellow")
+    text.append(printable(finding.message, 200))
+    return text
+
+
+def _preview(value: Any, width: int) -> str:
+    """The readable part of an entry: its text if it has one, else the JSON, folded."""
+    if isinstance(value, dict):
+        for key in ("content", "text", "message", "payload"):
+            if key in value:
+                inner = value[key]
+                text = text_of(inner)
+                if text is None and isinstance(inner, dict):
+                    text = text_of(inner.get("content"))
+                return printable(text if text is not None else inner, width)
+    return printable(value, width)
