@@ -148,16 +148,26 @@ class _AtomicTemp:
             if mode is not None:
                 os.fchmod(self.handle.fileno(), mode)
             self.handle.close()
+            old = None
             if expect is not None:
+                # Held open across the replace: bytes a writer appends in the
+                # instant between the check and the replace are still in it.
+                old = os.open(self.target, os.O_RDONLY)
                 _ensure_unchanged(self.target, expect)
-            os.replace(self.name, self.target)
+            try:
+                os.replace(self.name, self.target)
+                _fsync_folder(self.target)
+                if old is not None:
+                    _carry_over_late_bytes(old, self.target, expect.st_size)
+            finally:
+                if old is not None:
+                    os.close(old)
         except WriteError:
             self.abort()
             raise
         except OSError as exc:
             self.abort()
             raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
-        _fsync_folder(self.target)
 
     def abort(self) -> None:
         with contextlib.suppress(OSError):
@@ -170,6 +180,25 @@ def _ensure_unchanged(target: str, before: os.stat_result) -> None:
     now = os.stat(target)
     if (now.st_size, now.st_mtime_ns, now.st_ino) != (before.st_size, before.st_mtime_ns, before.st_ino):
         raise WriteError(f"{target}: the file changed while it was being repaired (still being written?); nothing was written")
+
+
+def _carry_over_late_bytes(old: int, target: str, size: int) -> None:
+    """Append to the new file what was appended to the old one during the replace."""
+    late = os.fstat(old).st_size - size
+    if late <= 0:
+        return
+    os.lseek(old, size, os.SEEK_SET)
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+    try:
+        while chunk := os.read(old, READ_BUFFER):
+            _write_all(fd, chunk)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    raise WriteError(
+        f"{target}: the file was appended to while it was being replaced; the {late} new bytes were "
+        "carried over after the repair. It is still being written: check it again when the session ends"
+    )
 
 
 def _fsync_folder(target: str) -> None:
