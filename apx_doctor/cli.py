@@ -209,8 +209,11 @@ def output_format_name(given: OutputFormat | None, environ=os.environ) -> str:
     return "github" if environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
-def color_choice(color: Color) -> bool | None:
-    # auto: None, so Rich decides from the stream, NO_COLOR and FORCE_COLOR.
+def color_choice(color: Color, environ=os.environ) -> bool | None:
+    """True/False for always/never; auto is plain under NO_COLOR, else Rich decides (terminal, FORCE_COLOR)."""
+    if color is Color.auto and environ.get("NO_COLOR"):
+        # Rich's own NO_COLOR keeps bold and dim; no-color.org asks for no escapes at all.
+        return False
     return {"always": True, "never": False}.get(color.value)
 
 
