@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Group
 from rich.rule import Rule as Divider
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +27,7 @@ from .errors import InputError
 from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
 from .formats.base import FormatAdapter, text_of
 from .model import Finding
+from .reporters.text import console as text_console
 from .safe import printable
 
 _DETECT_LINES = 64
@@ -56,10 +57,7 @@ class _Row:
 
 def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool | None) -> None:
     rows, adapter, tail, findings = _read(path, options)
-    console = Console(
-        file=out, markup=False, emoji=False, highlight=False, force_terminal=color,
-        no_color=None if color is None else not color, soft_wrap=False,
-    )
+    console = text_console(out, color)
     console.print(_header(path, adapter, findings))
     table = Table(box=box.SIMPLE, show_header=True, expand=False, pad_edge=False)
     table.add_column("Line", justify="right", no_wrap=True, style="dim")
@@ -145,7 +143,7 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
         kind = "blank line" if row.value.kind == jsonl.BLANK else f"not JSON: {row.value.reason}"
         return number, Text("✗", style="red"), Text(printable(kind, options.width), style="red")
     entry = row.entry
-    preview = _preview(row.value, options.width)
+    preview = _preview(row.value, options.width, bare=entry is not None and bool(entry.calls or entry.results))
     if entry is None:
         symbol, label, style = ("·", "row", "") if adapter.one_history_a_line else ("?", "unrecognised", "yellow")
         return number, Text(symbol, style=style), Text(f"{label}: {preview}", style=style)
@@ -161,7 +159,13 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
             line.append(f"  id={printable(call.id, 60)}", style="dim")
             parts.append(line)
     symbol = "→" if entry.calls else "←" if entry.results else "●" if entry.boundary else "·"
-    label = "user" if entry.opens_history else "reply" if entry.boundary else "tool" if entry.results else "meta"
+    label = (
+        "user" if entry.opens_history
+        else "calls" if entry.calls
+        else "results" if entry.results
+        else "reply" if entry.boundary
+        else "meta"
+    )
     head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")
     head.append(preview, style="" if entry.boundary else "dim")
     return number, Text(symbol), Group(head, *parts) if parts else head
@@ -184,14 +188,36 @@ def _finding_text(finding: Finding) -> Text:
     return text
 
 
-def _preview(value: Any, width: int) -> str:
-    """The readable part of an entry: its text if it has one, else the JSON, folded."""
+def _preview(value: Any, width: int, *, bare: bool = False) -> str:
+    """The readable part of an entry: its text if it has one, else the JSON, folded.
+
+    ``bare``: the entry's calls or results are listed under it, so without
+    text of its own it needs no JSON dump.
+    """
+    text = _text(value, 0)
+    if text:
+        return printable(text, width)
+    return "" if bare else printable(value, width)
+
+
+# Keys that hold an entry's words in the formats the doctor reads (chat, Anthropic,
+# Claude Code's ``message``, Codex's ``payload``, Responses items).
+_TEXT_KEYS = ("message", "payload", "content", "text", "thinking", "output", "summary")
+
+
+def _text(value: Any, depth: int) -> str | None:
+    if depth > 6:
+        return None
+    if isinstance(value, str):
+        return value
     if isinstance(value, dict):
-        for key in ("content", "text", "message", "payload"):
+        for key in _TEXT_KEYS:
             if key in value:
-                inner = value[key]
-                text = text_of(inner)
-                if text is None and isinstance(inner, dict):
-                    text = text_of(inner.get("content"))
-                return printable(text if text is not None else inner, width)
-    return printable(value, width)
+                found = _text(value[key], depth + 1)
+                if found:
+                    return found
+        return None
+    if isinstance(value, list):
+        parts = [t for t in (_text(item, depth + 1) for item in value) if t]
+        return " ".join(parts) or None
+    return None

@@ -69,3 +69,21 @@ def test_hostile_text_is_shown_escaped(isolated_cwd: Path) -> None:
 def test_show_on_a_missing_file_is_exit_2(isolated_cwd: Path) -> None:
     result = run_cli("show", "nope.jsonl")
     assert result.exit_code == 2 and "nope.jsonl" in result.stderr
+
+
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+
+
+def test_show_draws_every_corpus_recording_with_the_interruptions_check_finds() -> None:
+    import pytest
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not beside the project ({CORPUS} is missing)")
+    recordings = sorted(CORPUS.rglob("*.jsonl"))
+    assert recordings
+    for path in recordings:
+        shown = run_cli("show", "--width", "40", str(path))
+        assert shown.exit_code == 0, (path, shown.stderr)
+        report = json.loads(run_cli("check", "--isolated", "--output-format", "json", str(path)).stdout)
+        fixable = [f for f in report["files"][0]["findings"] if f["code"] == "APX001" and f.get("fixable", True)]
+        assert shown.stdout.count("✂ interrupted:") == len(fixable), path
