@@ -319,7 +319,8 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
             annotate(report, file_options.mode.value, settings.read_only_tools, settings.side_effect_tools)
             reports.append(report)
             if flags.verbose:
-                typer.echo(f"apx-doctor: {_shown(path)}: {report.format or '-'}, {len(report.findings)} findings", err=True)
+                n = len(report.findings)
+                typer.echo(f"apx-doctor: {_shown(path)}: {report.format or '-'}, {n} finding{'' if n == 1 else 's'}", err=True)
             progress.advance()
     finally:
         progress.stop()

@@ -67,7 +67,7 @@ def test_verbose_names_each_file_on_stderr(isolated_cwd: Path) -> None:
     (isolated_cwd / "a.jsonl").write_bytes(BROKEN)
     (isolated_cwd / "b.jsonl").write_bytes(CLEAN)
     result = run_cli("check", "-v", "--output-format", "json", "a.jsonl", "b.jsonl")
-    assert "apx-doctor: a.jsonl: chat, 1 findings" in result.stderr
+    assert "apx-doctor: a.jsonl: chat, 1 finding\n" in result.stderr
     assert "apx-doctor: b.jsonl: chat, 0 findings" in result.stderr
     json.loads(result.stdout)  # stdout is still one clean document
 
