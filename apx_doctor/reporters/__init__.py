@@ -68,3 +68,19 @@ def summary_text(reports: Sequence[FileReport], ctx: RenderContext) -> str:
     if s["failed"]:
         parts.append(f"{s['failed']} could not be processed")
     return ", ".join(parts)
+
+
+def report_fixed(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    """``Fixing <path>`` on stderr for each file rewritten in place.
+
+    The machine formats keep stdout to their records; this line is what a
+    person (or pre-commit's log, also under GitHub Actions) needs to see.
+    """
+    if ctx.mode != "in-place":
+        return
+    from ..safe import printable
+
+    for report in reports:
+        if report.written:
+            ctx.err.write(f"Fixing {printable(report.path)}\n")
+    ctx.err.flush()

@@ -8,7 +8,7 @@ import orjson
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, summary
+from . import RenderContext, report_fixed, summary
 
 VERSION = 1
 
@@ -25,3 +25,4 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     data = json_dumps(document(reports), option=orjson.OPT_INDENT_2)
     ctx.out.write(json_safe(data).decode() + "\n")
     ctx.out.flush()
+    report_fixed(reports, ctx)

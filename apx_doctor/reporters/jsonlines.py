@@ -13,7 +13,7 @@ import orjson
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, summary_text
+from . import RenderContext, report_fixed, summary_text
 
 
 def records(reports: Sequence[FileReport]):
@@ -29,6 +29,7 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     for record in records(reports):
         ctx.out.write(json_safe(json_dumps(record)).decode() + "\n")
     ctx.out.flush()
+    report_fixed(reports, ctx)
     if not ctx.quiet:
         ctx.err.write(summary_text(reports, ctx) + "\n")
         ctx.err.flush()

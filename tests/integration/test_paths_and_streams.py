@@ -102,3 +102,14 @@ def test_fixing_in_place_prints_fixing_and_exits_1_then_0(isolated_cwd: Path) ->
     assert "Fixing a.jsonl" in first.stdout and "Fixing b.jsonl" not in first.stdout
     second = run_cli("fix", "--in-place", "a.jsonl", "b.jsonl")
     assert second.exit_code == 0 and "Fixing" not in second.stdout
+
+
+@pytest.mark.parametrize("fmt", ["github", "json", "json-lines", "sarif"])
+def test_machine_formats_name_fixed_files_on_stderr(fmt: str, isolated_cwd: Path) -> None:
+    # pre-commit's fix hook under GitHub Actions picks the github format: the user still sees what changed.
+    (isolated_cwd / "a.jsonl").write_bytes(BROKEN)
+    result = run_cli("fix", "--in-place", "--output-format", fmt, "a.jsonl")
+    assert result.exit_code == 1
+    assert "Fixing a.jsonl\n" in result.stderr and "Fixing" not in result.stdout
+    again = run_cli("fix", "--in-place", "--output-format", fmt, "a.jsonl")
+    assert again.exit_code == 0 and "Fixing" not in again.stderr
