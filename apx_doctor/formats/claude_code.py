@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Sequence
-from uuid import NAMESPACE_URL, uuid5
+from hashlib import sha1
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import DROP, Detection, FormatAdapter, Insertion
@@ -259,7 +260,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         session = _str(fields.get("sessionId")) or self._session
         if session is not None:
             fields["sessionId"] = session
-        name = f"{session or ''}/{site.uuid or ''}/{pending.call.id}"
+        name = "\x00".join((session or "", site.uuid or "", pending.call.id))
         record: dict[str, Any] = {"parentUuid": parent, "isSidechain": site.sidechain}
         record.update(fields)
         record["type"] = "user"
@@ -267,7 +268,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             "role": "user",
             "content": [{"type": "tool_result", "tool_use_id": pending.call.id, "content": self.marker}],
         }
-        record["uuid"] = str(uuid5(_NAMESPACE, name))
+        record["uuid"] = _uuid5(name)
         if site.timestamp is not None:
             record["timestamp"] = site.timestamp
         record["toolUseResult"] = self.marker
@@ -311,6 +312,12 @@ class ClaudeCodeAdapter(FormatAdapter):
     def _resolve(self, uuid: str | None) -> str | None:
         # ``_dropped`` holds resolved parents, so one step is enough.
         return self._dropped.get(uuid, uuid) if uuid is not None else None
+
+
+def _uuid5(name: str) -> str:
+    """uuid5 of ``name``, which may hold lone surrogates (valid in JSON, not in UTF-8)."""
+    digest = sha1(_NAMESPACE.bytes + name.encode("utf-8", "surrogatepass")).digest()
+    return str(UUID(bytes=digest[:16], version=5))
 
 
 def _without_last(content: list, call_ids: Sequence[str | None]) -> list:

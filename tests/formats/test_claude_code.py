@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from apx_doctor import check_messages, repair_messages
+from apx_doctor import check_messages, jsonl, repair_messages
 from apx_doctor.cli import app
 from apx_doctor.formats import detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER
@@ -39,11 +39,11 @@ SIDE = "a1b2c3d4e5f6a7b8c"
 
 
 def _encode(lines: list) -> bytes:
-    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    return b"".join(jsonl.dumps(line) + b"\n" for line in lines)
 
 
 def _decode(data: bytes) -> list:
-    return [orjson.loads(line) for line in data.splitlines()]
+    return [jsonl.parse(line) for line in data.splitlines()]
 
 
 def _cli(*args: str):
@@ -127,9 +127,9 @@ def _readable(line: dict) -> bool:
 
 
 def _inserted(before: list, after: list) -> list:
-    kept = {orjson.dumps(line) for line in before}
+    kept = {jsonl.dumps(line) for line in before}
     uuids = {line.get("uuid") for line in before}
-    return [line for line in after if orjson.dumps(line) not in kept and line.get("uuid") not in uuids]
+    return [line for line in after if jsonl.dumps(line) not in kept and line.get("uuid") not in uuids]
 
 
 def _session(*lines: dict) -> list:
@@ -465,3 +465,15 @@ def test_the_readme_example_is_what_fix_writes(tmp_path: Path) -> None:
     fixed = _fix(path).decode()
     lines = before.splitlines(keepends=True)
     assert fixed == "".join(lines[:2]) + after
+
+
+def test_ids_with_lone_surrogates_still_get_a_record() -> None:
+    """JSON allows lone surrogates in strings; the derived uuid must not choke on them."""
+    lines = _session(
+        prompt("u1\ud800", None, "go", n=1),
+        assistant("a1\udfff", "u1\ud800", "msg_A", tool_use("toolu_\ud800"), n=2),
+    )
+    fixed = repair_messages(lines, format="claude-code").messages
+    (record,) = _inserted(lines, fixed)
+    assert (record["parentUuid"], record["message"]["content"][0]["tool_use_id"]) == ("a1\udfff", "toolu_\ud800")
+    assert record["uuid"] == _inserted(lines, repair_messages(lines, format="claude-code").messages)[0]["uuid"]
