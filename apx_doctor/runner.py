@@ -157,7 +157,7 @@ def _parallel(work: list[tuple[str, RunOptions]], jobs: int) -> Iterator[FileRep
         for chunk, future in zip(chunks, futures):
             try:
                 yield from future.result()
-            except BrokenProcessPool:
+            except Exception:  # a dead worker (BrokenProcessPool) or a bug raised in one
                 # Which file killed the worker is unknown: run each of the
                 # chunk alone, so only the guilty one is lost.
                 for path, opts in chunk:
@@ -173,6 +173,11 @@ def _isolated(path: str, opts: RunOptions) -> FileReport:
             return pool.submit(_run_chunk, [(path, opts)]).result()[0]
         except BrokenProcessPool:
             return FileReport(path, error=f"{files.describe(path)}: the worker process died while checking this file")
+        except Exception as exc:  # an internal error: this file's report carries it, the others go on
+            from .safe import printable
+
+            detail = printable(f"{type(exc).__name__}: {exc}", 200)
+            return FileReport(path, error=f"{files.describe(path)}: internal error while checking this file: {detail}")
 
 
 def _context():
