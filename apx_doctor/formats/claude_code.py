@@ -343,6 +343,8 @@ def _without_last(content: list, call_ids: Sequence[str | None]) -> list:
 
 def _is_claude_code_line(obj: dict) -> bool:
     kind = obj.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in _CHAINED_TYPES:
         return "uuid" in obj and ("sessionId" in obj or "parentUuid" in obj)
     if kind == "summary":

@@ -194,6 +194,19 @@ def test_other_formats_are_not_taken_for_claude_code() -> None:
         assert detect_format(codex).name != "claude-code"
 
 
+def test_lines_of_any_shape_are_classified_without_an_error() -> None:
+    """Transcripts are untrusted: a `type` or id that is an object or list is no Claude Code line."""
+    from apx_doctor.formats.claude_code import ClaudeCodeAdapter
+
+    odd = [{"type": {"a": 1}}, {"type": ["user"], "uuid": "u"}, {"type": "user", "message": {"content": [{"type": {}}]}}]
+    assert ClaudeCodeAdapter.detect(odd) == 0
+    findings = check_messages(
+        [*odd, {"type": "assistant", "uuid": [], "isSidechain": True, "agentId": {}, "message": {"id": {}, "content": [tool_use("t")]}}],
+        format="claude-code",
+    )
+    assert [f.code for f in findings] == ["APX104", "APX104"]
+
+
 # -- the corpus: real sessions ------------------------------------------------------------
 
 
