@@ -70,7 +70,7 @@ class ClaudeCodeAdapter(FormatAdapter):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._parents: dict[str, str | None] = {}  # uuid -> parentUuid, as the output has it
-        self._roots: dict[str, str] = {}  # sidechain uuid -> its thread's root (no agentId)
+        self._sidechains: dict[str, Hashable] = {}  # sidechain uuid -> its thread
         self._last: dict[Hashable, str] = {}  # thread -> its last line with a uuid
         self._reply: dict[Hashable, str | None] = {}  # thread -> the reply now being written
         self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
@@ -116,15 +116,17 @@ class ClaudeCodeAdapter(FormatAdapter):
     def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
         if obj.get("isSidechain") is not True:
             return _MAIN
-        agent = _str(obj.get("agentId"))
-        if agent:
-            return ("sidechain", agent)
-        # Older files keep several sub-agents' lines in the session file: each
-        # sub-agent is one tree, known by its root.
-        root = self._roots.get(parent, parent) if parent is not None else uuid
-        if uuid is not None and root is not None:
-            self._roots[uuid] = root
-        return ("sidechain", root)
+        # A sub-agent's lines form one tree: a line joins its parent's thread.
+        # A new tree is known by its agentId (agent-*.jsonl files, where a
+        # compaction starts a new root) or, in older session files holding
+        # several sub-agents, by its root.
+        thread = self._sidechains.get(parent) if parent is not None else None
+        if thread is None:
+            agent = _str(obj.get("agentId"))
+            thread = ("sidechain", agent or parent or uuid)
+        if uuid is not None:
+            self._sidechains[uuid] = thread
+        return thread
 
     def _assistant(self, obj: dict, thread: Hashable) -> Entry | None:
         message = obj.get("message")

@@ -380,6 +380,28 @@ def test_old_sidechains_without_agent_ids_are_told_apart_by_their_trees() -> Non
     assert check_messages(lines, format="claude-code") == []
 
 
+def test_a_sidechain_line_joins_its_parents_thread_whatever_agent_id_it_carries() -> None:
+    """Some writers put agentId on a sub-agent's result lines only: the tree still says whose they are."""
+    side = {"isSidechain": True}
+    lines = _session(
+        {**prompt("s1", None, "sub", n=1), **side},
+        {**assistant("s2", "s1", "msg_S", tool_use("toolu_S"), n=2), **side},
+        result("s3", "s2", "toolu_S", "found", agent=SIDE, n=3),
+    )
+    assert check_messages(lines, format="claude-code") == []
+
+
+def test_a_compaction_in_a_sub_agent_file_closes_that_agents_calls() -> None:
+    lines = _session(
+        prompt("s1", None, "sub", agent=SIDE, n=1),
+        assistant("s2", "s1", "msg_S", tool_use("toolu_S"), agent=SIDE, n=2),
+        {**system("c1", None, "compact_boundary", n=3, logicalParentUuid="s2"), "isSidechain": True, "agentId": SIDE},
+        prompt("s3", "c1", "This session is being continued.", agent=SIDE, n=4),
+        result("s4", "s3", "toolu_S", "late", agent=SIDE, n=5),
+    )
+    assert [(f.code, f.line) for f in check_messages(lines, format="claude-code")] == [("APX001", 3), ("APX004", 6)]
+
+
 def test_the_history_starts_at_the_first_real_prompt() -> None:
     """An excerpt opening mid-turn, and command output, start nothing; meta lines close nothing."""
     lines = _session(
