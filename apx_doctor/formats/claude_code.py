@@ -56,6 +56,10 @@ class _CallSite:
     """The assistant line that made a call: what its result line needs."""
 
     uuid: str | None
+    # The first line of the reply the call belongs to: a line below it is
+    # part of that reply's turn, even where Claude Code hangs lines off
+    # another line of the reply than the one that made this call.
+    reply_start: str | None
     thread: Hashable
     sidechain: bool
     timestamp: Any
@@ -73,6 +77,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         self._sidechains: dict[str, Hashable] = {}  # sidechain uuid -> its thread
         self._last: dict[Hashable, str] = {}  # thread -> its last line with a uuid
         self._reply: dict[Hashable, str | None] = {}  # thread -> the reply now being written
+        self._reply_start: dict[Hashable, str | None] = {}  # thread -> that reply's first line
         self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
         self._session: str | None = None
         self._thread: Hashable = _MAIN
@@ -136,6 +141,8 @@ class ClaudeCodeAdapter(FormatAdapter):
         # Lines of the reply being written continue it; another reply closes its calls.
         new_reply = reply is None or self._reply.get(thread) != reply
         self._reply[thread] = reply
+        if new_reply:
+            self._reply_start[thread] = _str(obj.get("uuid"))
         content = message.get("content")
         calls = self._calls(obj, content, thread) if isinstance(content, list) else ()
         return Entry(boundary=new_reply, calls=calls, thread=thread)
@@ -149,6 +156,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             if site is None:
                 site = _CallSite(
                     _str(obj.get("uuid")),
+                    self._reply_start.get(thread),
                     thread,
                     obj.get("isSidechain") is True,
                     obj.get("timestamp"),
@@ -200,11 +208,12 @@ class ClaudeCodeAdapter(FormatAdapter):
         """One result line per call, chained to each other and into the tree.
 
         Mid-file, the records go between the next line of the thread and its
-        parent, when that parent follows the call: the next line is then
-        re-pointed at the last record. Otherwise (that line starts a new tree
-        or a branch that leaves the call behind) the records hang off the call
-        and the next line is left alone. At the end they follow the thread's
-        last line.
+        parent, when that parent lies below the reply that made the calls: the
+        next line is then re-pointed at the last record, as Claude Code points
+        the next reply at the last result it wrote. Otherwise (that line starts
+        a new tree, or a branch that leaves the reply behind) the records hang
+        off the last call's line and the next line is left alone. At the end
+        they follow the thread's last line, on the same condition.
         """
         before_parent = self._before_parent(before)
         last_site = {p.thread: p.call.context for p in closed}
@@ -215,7 +224,8 @@ class ClaudeCodeAdapter(FormatAdapter):
             thread = pending.thread
             if thread not in tips:
                 candidate = before_parent if before is not None else self._resolve(self._last.get(thread))
-                anchored[thread] = self._follows(candidate, last_site[thread].uuid)
+                site = last_site[thread]
+                anchored[thread] = self._follows(candidate, site.reply_start or site.uuid)
                 tips[thread] = candidate if anchored[thread] else last_site[thread].uuid
             record = self._record(pending, tips[thread])
             tips[thread] = record["uuid"]
