@@ -179,12 +179,10 @@ class ClaudeCodeAdapter(FormatAdapter):
         if not isinstance(content, list):
             return None
         results = tuple(self._result(b) for b in content if type(b) is dict and b.get("type") == "tool_result")
-        if len(results) == len(content) and results:
-            return Entry(results=results, thread=thread)
         if results:
-            # Results and words in one line: the words start a new turn after the results.
-            self._reply[thread] = None
-            return Entry(opens_history=True, boundary=True, results=results, thread=thread)
+            # Text beside results is what Claude Code attaches to them (reminders,
+            # hook context), not a new prompt: other calls of the reply stay open.
+            return Entry(results=results, thread=thread)
         return self._prompt(_first_text(content), thread)
 
     def _prompt(self, text: str | None, thread: Hashable) -> Entry:

@@ -326,9 +326,14 @@ def test_parallel_results_out_of_order_with_hooks_between_are_clean() -> None:
         assistant("a1", "u1", "msg_A", tool_use("toolu_A"), n=2),
         progress("p1", "a1", "toolu_A", n=3),
         assistant("a2", "p1", "msg_A", tool_use("toolu_B"), n=4),
-        result("r2", "a2", "toolu_B", "b", source="a2", n=5),
+        assistant("a2c", "a2", "msg_A", tool_use("toolu_C"), n=4),
+        result("r2", "a2c", "toolu_B", "b", source="a2", n=5),  # B before A and C
         system("s1", "r2", "informational", n=6),
-        {**prompt("m1", "s1", "Base directory for this skill: /x", n=7), "isMeta": True},
+        {**result("r3", "s1", "toolu_C", "c", source="a2c", n=6), "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_C", "content": "c"},
+            {"type": "text", "text": "<system-reminder>The file was modified.</system-reminder>"},
+        ]}},
+        {**prompt("m1", "r3", "Base directory for this skill: /x", n=7), "isMeta": True},
         result("r1", "m1", "toolu_A", "a", source="a1", n=8),
         assistant("a3", "r1", "msg_B", {"type": "text", "text": "Both."}, n=9),
     )
