@@ -78,10 +78,14 @@ def find_pyproject(start: Path) -> Path | None:
 
 def _has_section(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         # A broken file that mentions us is reported by ``load``, not skipped.
-        return "apx-doctor" in path.read_text(encoding="utf-8", errors="replace")
+        return "apx-doctor" in text
     tool = data.get("tool")
     return isinstance(tool, dict) and "apx-doctor" in tool
 

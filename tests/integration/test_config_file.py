@@ -122,3 +122,10 @@ def test_tool_safety_lists_decide_the_advice(isolated_cwd: Path) -> None:
     assert "read-only tool: safe to re-run" in advice()
     _pyproject(isolated_cwd, 'read-only-tools = ["zap_*"]\nside-effect-tools = ["zap_widget"]\n')
     assert "check the current state first, or retry with an idempotency key" in advice()
+
+
+def test_a_broken_pyproject_that_configures_us_is_reported(isolated_cwd: Path) -> None:
+    (isolated_cwd / "pyproject.toml").write_text("[tool.apx-doctor]\nselect = [\n")
+    (isolated_cwd / "a.jsonl").write_bytes(BROKEN)
+    result = run_cli("check", "a.jsonl")
+    assert result.exit_code == 2 and "cannot read the configuration" in result.stderr
