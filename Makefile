@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test install clean
+.PHONY: demo test install clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Every row of the performance table (issue 5) on generated data (bench/data/).
+# BENCH_SCALE=0.05 for a quick run; full size takes about 10 minutes on 2 cores.
+bench: install
+	-@$(BIN)/python -m pip install --quiet -e '.[bench]' || echo "deepagents did not install: the library row has no peer"
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -183,10 +183,15 @@ def _isolated(path: str, opts: RunOptions) -> FileReport:
 def _context():
     import multiprocessing
     import sys
+    import threading
 
-    # fork starts a worker in milliseconds with everything imported; elsewhere
-    # (macOS, Windows) fork is unsafe or missing, so take the platform default.
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    if not sys.platform.startswith("linux"):
+        # macOS, Windows: fork is unsafe or missing; the platform default.
+        return multiprocessing.get_context()
+    # fork starts a worker in milliseconds with everything imported (the CLI),
+    # but only a process of one thread may fork: a child inherits the locks
+    # other threads hold, and can hang on them (a library caller's threads).
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
 
 
 class _ByteProgress:

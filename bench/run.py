@@ -1,0 +1,238 @@
+"""The benchmark behind `make bench`: every row of issue 5's table, measured.
+
+    python bench/run.py            # full size: 1 GB transcripts (about 10 minutes on 2 cores)
+    BENCH_SCALE=0.05 python bench/run.py   # a quick run on 1/20 of the data
+    BENCH_RUNS=5 python bench/run.py       # more runs a row (default 3)
+
+Every measurement is one fresh child process (bench/measure.py), so its
+RUSAGE_CHILDREN peak memory is that command's alone. Each row runs the doctor
+and its baseline alternately, in the same run, and prints both medians and
+their ratio. Wall time is what a user waits; CPU time (user + system) is less
+disturbed by other work on the machine, so both are shown and the ratio is
+given for each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402
+
+PYTHON = sys.executable
+DOCTOR = [PYTHON, "-m", "apx_doctor"]
+SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+DATA = Path(os.environ.get("BENCH_DATA", HERE / "data"))
+JOBS = os.cpu_count() or 1
+
+
+@dataclass
+class Sample:
+    wall: float
+    cpu: float
+    maxrss_mb: float
+    rc: int
+
+
+def measure(cmd: list[str]) -> Sample:
+    out = subprocess.run([PYTHON, str(HERE / "measure.py"), *cmd], capture_output=True, text=True, check=True)
+    return Sample(**json.loads(out.stdout))
+
+
+def alternate(a: list[str], b: list[str], runs: int = RUNS) -> tuple[list[Sample], list[Sample]]:
+    """Runs of ``a`` and ``b`` interleaved, so both see the same machine."""
+    first, second = [], []
+    for _ in range(runs):
+        first.append(measure(a))
+        second.append(measure(b))
+    return first, second
+
+
+def med(samples: list[Sample], key: str) -> float:
+    return statistics.median(getattr(s, key) for s in samples)
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[str] = []
+
+    def header(self) -> None:
+        self.add("| what | doctor (median) | baseline (median) | ratio | target | holds |")
+        self.add("|---|---|---|---|---|---|")
+
+    def add(self, line: str) -> None:
+        print(line, flush=True)
+        self.rows.append(line)
+
+    def timed(self, what: str, ours: list[Sample], base: list[Sample], base_name: str, target: float, faster: bool = False) -> None:
+        """A time row: ratio ours/base (or base/ours when the target is a speed-up)."""
+        cells = []
+        holds = []
+        for key in ("wall", "cpu"):
+            o, b = med(ours, key), med(base, key)
+            ratio = b / o if faster else o / b
+            ok = ratio >= target if faster else ratio <= target
+            holds.append(ok)
+            cells.append((key, o, b, ratio))
+        doctor = " / ".join(f"{o:.2f} s {k}" for k, o, _, _ in cells)
+        baseline = " / ".join(f"{b:.2f} s {k}" for k, _, b, _ in cells)
+        ratio = " / ".join(f"{r:.2f}{'× faster' if faster else '×'} {k}" for k, _, _, r in cells)
+        sign = "≥" if faster else "≤"
+        verdict = "yes" if all(holds) else ("cpu only" if holds[1] else ("wall only" if holds[0] else "NO"))
+        self.add(f"| {what} | {doctor} | {base_name}: {baseline} | {ratio} | {sign} {target} | {verdict} |")
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
+        mem_gb = int(mem.split()[1]) / (1 << 20)
+    except (OSError, StopIteration):
+        mem_gb = 0
+    import orjson
+
+    return (
+        f"{platform.system()} {platform.release()}, {os.cpu_count()} cores ({cpu}), {mem_gb:.0f} GB RAM, "
+        f"Python {platform.python_version()}, orjson {orjson.__version__}, BENCH_SCALE={SCALE}, {RUNS} runs a row"
+    )
+
+
+def ensure_data() -> dict[str, generate.Made]:
+    """Generate what is missing; a stamp records the scale and the generator's version."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    stamp = DATA / "stamp.json"
+    want = {"scale": SCALE, "version": generate.VERSION}
+    made: dict[str, generate.Made] = {}
+    old = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if old.get("want") == want:
+        for name, info in old.get("made", {}).items():
+            if Path(info["path"]).exists():
+                made[name] = generate.Made(Path(info["path"]), info["bytes"], info["lines"], info["calls"], info["dangling"], info["orphans"])
+    target = int(generate.GB * SCALE)
+    from apx_doctor.formats import format_names
+
+    formats = [f for f in generate.WRITERS if f in format_names()]
+    for fmt in formats:
+        if fmt not in made:
+            start = time.perf_counter()
+            made[fmt] = generate.write_transcript(DATA / f"{fmt}.jsonl", fmt, target)
+            print(f"  generated {fmt}: {made[fmt].bytes / 1e6:,.0f} MB in {time.perf_counter() - start:.0f} s", flush=True)
+    if "quarter" not in made:
+        made["quarter"] = generate.write_transcript(DATA / "chat-quarter.jsonl", "chat", target // 4)
+    if "sessions" not in made:
+        made["sessions"] = generate.write_folder(DATA / "sessions", max(20, int(5000 * SCALE)))
+    one = DATA / "one-line.jsonl"
+    one.write_bytes(b'{"role":"user","content":"hello"}\n')
+    stamp.write_text(json.dumps({"want": want, "made": {k: {**vars(v), "path": str(v.path)} for k, v in made.items()}}))
+    return made
+
+
+def sanity(path: Path, fmt: str, made: generate.Made) -> str:
+    """What the doctor finds on a file, beside what the generator planted."""
+    out = subprocess.run([*DOCTOR, "check", "-q", "--isolated", "--output-format", "json", str(path)], capture_output=True, text=True)
+    try:
+        report = json.loads(out.stdout)["files"][0]
+    except (ValueError, KeyError, IndexError):
+        return f"{fmt}: the doctor gave no report (exit {out.returncode}): {out.stderr.strip()[:200]}"
+    found = sum(1 for f in report["findings"] if f["code"] == "APX001")
+    return (
+        f"{fmt}: {made.bytes / 1e6:,.0f} MB, {made.lines:,} lines, {made.calls:,} calls, {made.dangling:,} planted dangling "
+        f"→ detected as {report['format']}, {found:,} APX001"
+    )
+
+
+def main() -> int:
+    print(f"# apx-doctor benchmark\n\n{machine()}\n", flush=True)
+    made = ensure_data()
+    chat = str(made["chat"].path)
+    loop = [PYTHON, str(HERE / "orjson_loop.py")]
+    table = Table()
+    table.add("Data:\n")
+    for fmt, item in made.items():
+        if fmt in generate.WRITERS:
+            table.add(f"- {sanity(item.path, fmt, item)}")
+    table.add(f"- sessions: {made['sessions'].lines:,} lines in {max(20, int(5000 * SCALE)):,} files\n")
+    table.header()
+
+    check = [*DOCTOR, "check", "--isolated", chat]
+    out_file = str(DATA / "repaired.jsonl")
+    fix = [*DOCTOR, "fix", "--isolated", "--output", out_file, chat]
+    runs_check, runs_loop = alternate(check, loop + [chat])
+    runs_fix, runs_loop2 = alternate(fix, loop + [chat])
+    os.unlink(out_file)
+    size = f"{made['chat'].bytes / 1e9:.2f} GB"
+    table.timed(f"`check` {size} chat", runs_check, runs_loop, "orjson loop", 1.3)
+    table.timed(f"`fix --output` {size} chat", runs_fix, runs_loop2, "orjson loop", 1.6)
+    stdlib = [PYTHON, str(HERE / "stdlib_pairing.py"), chat]
+    runs_check2, runs_std = alternate(check, stdlib)
+    table.timed(f"`check` {size} chat", runs_check2, runs_std, "stdlib json pairing script", 2.5, faster=True)
+
+    quarter = measure([*DOCTOR, "check", "--isolated", str(made["quarter"].path)])
+    peak_check = max(s.maxrss_mb for s in runs_check + runs_check2)
+    peak_fix = max(s.maxrss_mb for s in runs_fix)
+    loop_peak = max(s.maxrss_mb for s in runs_loop)
+    flat = abs(peak_check - quarter.maxrss_mb) <= 10
+    table.add(
+        f"| peak memory, `check` / `fix --output` {size} | {peak_check:.0f} MB / {peak_fix:.0f} MB "
+        f"(`check` of a quarter of the file: {quarter.maxrss_mb:.0f} MB) | orjson loop: {loop_peak:.0f} MB | — | ≤ 100 MB, flat | "
+        f"{'yes' if max(peak_check, peak_fix) <= 100 and flat else 'NO'} |"
+    )
+
+    one = str(DATA / "one-line.jsonl")
+    runs_start, runs_typer = alternate([*DOCTOR, "check", "--isolated", one], [PYTHON, "-c", "import typer"], runs=max(RUNS, 10))
+    table.timed("`check` of a one-line file (start-up)", runs_start, runs_typer, '`python -c "import typer"`', 1.5)
+
+    folder = str(made["sessions"].path)
+    serial = [*DOCTOR, "check", "--isolated", "-q", "--jobs", "1", folder]
+    parallel = [*DOCTOR, "check", "--isolated", "-q", "--jobs", str(JOBS), folder]
+    runs_par, runs_ser = alternate(parallel, serial)
+    table.timed(f"`check` of {max(20, int(5000 * SCALE)):,} files, `--jobs {JOBS}`", runs_par, runs_ser, "`--jobs 1`", JOBS * 0.75, faster=True)
+
+    for fmt, item in made.items():
+        if fmt in ("chat", "quarter", "sessions") or fmt not in generate.WRITERS:
+            continue
+        path = str(item.path)
+        ours, base = alternate([*DOCTOR, "check", "--isolated", "--input-format", fmt, path], loop + [path])
+        table.timed(f"`check` {item.bytes / 1e9:.2f} GB {fmt}", ours, base, "orjson loop", 1.5)
+
+    library_row(table)
+    (HERE / "last-run.md").write_text("\n".join(table.rows) + "\n")
+    return 0
+
+
+def library_row(table: Table) -> None:
+    size = max(1000, int(300_000 * SCALE))
+    out = subprocess.run([PYTHON, str(HERE / "library.py"), str(size), str(RUNS)], capture_output=True, text=True)
+    try:
+        lib = json.loads(out.stdout)
+    except ValueError:
+        table.add(f"| library `repair_messages` | failed: {out.stderr.strip()[-300:]} | | | ≤ 1.0 | NO |")
+        return
+    what = f"library `repair_messages`, {lib['messages']:,} messages ({lib['dangling']:,} dangling calls)"
+    if "peer" not in lib:
+        table.add(f"| {what} | {lib['ours']:.3f} s wall | not measured: {lib['peer_missing']} | — | ≤ 1.0 | not measured |")
+        return
+    ratio = lib["ours"] / lib["peer"]
+    table.add(
+        f"| {what} | {lib['ours']:.3f} s wall | deepagents `PatchToolCallsMiddleware.before_agent`: {lib['peer']:.3f} s wall "
+        f"| {ratio:.2f}× | ≤ 1.0 | {'yes' if ratio <= 1.0 else 'NO'} |"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
