@@ -40,6 +40,8 @@ class HistoryDoctor:
         self.engine = PairingEngine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
         self.findings: list[Finding] = []
         self.edits: list[Edit] = []
+        # Asked on every line, so skipped where the adapter keeps the base (no links).
+        self._relinks = type(adapter).relink is not FormatAdapter.relink
 
     def entry(self, number: int, obj: Any, classified: Entry | None = None) -> Verdict | None:
         """Feed the parsed entry numbered ``number``; None means write it as it is.
@@ -55,7 +57,7 @@ class HistoryDoctor:
             return None
         step = self.engine.feed(number, entry)
         verdict = None if step is None else self._apply(number, step, obj)
-        if verdict is None or verdict.replace is None:
+        if self._relinks and (verdict is None or verdict.replace is None):
             # A removed line's children must point past it (linked formats only).
             relinked = self.adapter.relink(obj)
             if relinked is not None:

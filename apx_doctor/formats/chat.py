@@ -83,15 +83,21 @@ def _calls(tool_calls: Any) -> tuple[ToolCall, ...]:
     if not isinstance(tool_calls, list):
         return ()
     calls = []
+    # Each lookup once: this runs for every call of every assistant line.
     for item in tool_calls:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        if not isinstance(item, dict):
+            continue
+        call_id = item.get("id")
+        if not isinstance(call_id, str):
             continue
         spec = item.get("function") or item.get("custom")
         name = arguments = None
         if isinstance(spec, dict):
-            name = spec.get("name") if isinstance(spec.get("name"), str) else None
-            arguments = spec.get("arguments", spec.get("input"))
-        calls.append(ToolCall(item["id"], name, arguments))
+            name = spec.get("name")
+            if not isinstance(name, str):
+                name = None
+            arguments = spec["arguments"] if "arguments" in spec else spec.get("input")
+        calls.append(ToolCall(call_id, name, arguments))
     return tuple(calls)
 
 
