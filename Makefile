@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test install clean bench
+.PHONY: demo test install clean fuzz bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Coverage-guided fuzzing of the line reader, the streaming pass and the engine
+# (atheris; a hypothesis-driven loop where atheris does not install). Bounded:
+# FUZZ_SECONDS (60 by default). Prints inputs tried and crashes; exit 1 on a crash.
+FUZZ_SECONDS ?= 60
+fuzz: install
+	-@$(BIN)/python -m pip install --quiet 'atheris>=2.3' || echo "atheris did not install: using the hypothesis loop"
+	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 # Every row of the performance table (issue 5) on generated data (bench/data/).
 # BENCH_SCALE=0.05 for a quick run; full size takes about 10 minutes on 2 cores.

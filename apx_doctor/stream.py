@@ -68,6 +68,24 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
     if adapter is None:  # nothing to tell the format by, so nothing to pair
         adapter = adapter_class("chat")
     run_ = _Pass(adapter, config, sink)
+    try:
+        return _drive(run_, head, parsed, rest)
+    except _ADAPTER_TROUBLE as exc:
+        # Transcripts may hold any JSON type anywhere; an adapter that trips on
+        # one stops this file with its line named, never with a traceback. The
+        # exception's text is left out: it may quote the transcript.
+        where = f"line {run_.number}" if run_.number else "the end of the file"
+        raise InputError(
+            f"{where}: the {adapter.name} reader cannot handle this line ({type(exc).__name__}, "
+            "a bug worth reporting); nothing was written"
+        ) from None
+
+
+# What an adapter raises when a line holds a value of a type it did not expect.
+_ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
     # The hot loop: orjson straight away, ``jsonl.parse`` only for what it refuses

@@ -45,6 +45,15 @@ def adapter_class(name: str) -> type[FormatAdapter]:
     raise UnknownFormatError(f"unknown format {name!r} (choose from: {', '.join(format_names())})")
 
 
+def _detect(adapter: type[FormatAdapter], samples: Sequence[Any]) -> int:
+    # Lines of another format, or damaged ones, may hold any type anywhere: a
+    # detector that trips on one has not recognised the file, nothing more.
+    try:
+        return adapter.detect(samples)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError):
+        return Detection.NO
+
+
 def detect_format(samples: Sequence[Any]) -> type[FormatAdapter] | None:
     """The format of a file from its first parsed lines.
 
@@ -53,7 +62,7 @@ def detect_format(samples: Sequence[Any]) -> type[FormatAdapter] | None:
     """
     if not any(isinstance(s, dict) for s in samples):
         return None
-    levels = [(a, a.detect(samples)) for a in adapters()]
+    levels = [(a, _detect(a, samples)) for a in adapters()]
     certain = [a for a, level in levels if level >= Detection.CERTAIN]
     if len(certain) == 1:
         return certain[0]

@@ -179,7 +179,39 @@ def _repeat_line(draw, data: bytes) -> bytes:
     return b"".join(lines[: i + 1] + [lines[i]] + lines[i + 1 :])
 
 
+_ODD_VALUES = [{}, [], 0, -1, 1.5, None, True, "", "x", {"a": 1}, [{"type": "text"}], [[]], 2**70]
+
+
+def _paths(value, prefix=(), depth=0):
+    """Every (path) to a value inside dicts and lists, to a small depth."""
+    if depth > 4:
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield (*prefix, key)
+        yield from _paths(inner, (*prefix, key), depth + 1)
+
+
+def _retype(draw, data: bytes) -> bytes:
+    """A value of the wrong type where a format expects another: a dict for a string, ..."""
+    lines = data.splitlines(keepends=True)
+    objects = [i for i, raw in enumerate(lines) if isinstance(_loads(raw), dict) and _loads(raw)]
+    if not objects:
+        return data
+    i = draw(st.sampled_from(objects))
+    obj = _loads(lines[i])
+    path = draw(st.sampled_from(list(_paths(obj))))
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = draw(st.sampled_from(_ODD_VALUES))
+    lines[i] = json.dumps(obj).encode() + b"\n"
+    return b"".join(lines)
+
+
 _KINDS = [
+    _retype,
+    _retype,
     _cut,
     _flip,
     _invalid_utf8,

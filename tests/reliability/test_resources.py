@@ -9,6 +9,7 @@ measured in a child process with resource.getrusage.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -45,6 +46,8 @@ def _crash_on(monkeypatch: pytest.MonkeyPatch, victim: Path, how: str) -> None:
         return real(path, options)
 
     monkeypatch.setattr(runner, "run_path", run_path)
+    # Workers must inherit the patch: fork, whatever the runner would pick here.
+    monkeypatch.setattr(runner, "_context", lambda: multiprocessing.get_context("fork"))
 
 
 @pytest.mark.parametrize("how", ["dies", "raises"])
