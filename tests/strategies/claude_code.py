@@ -110,13 +110,18 @@ def _reply(draw, w: _Writer, agent: str | None, tag: str) -> None:
     for i in range(draw(st.integers(0, 3))):
         call_id = f"toolu_{tag}_{i}"
         source = w.add(assistant, agent, reply, tool_use(call_id))
-        calls.append((call_id, source))
         if draw(st.booleans()):
             w.add(progress, agent, call_id)
+        if draw(st.integers(0, 2)) == 0:
+            # Newer versions: the result comes before the reply's next call,
+            # hung off the line that made the call.
+            w.add(result, agent, call_id, draw(_TEXT), source=source, parent=source)
+        else:
+            calls.append((call_id, source))
     answered = draw(st.permutations(calls))
     keep = draw(st.integers(0, len(answered)))
     for call_id, source in answered[:keep]:
-        w.add(result, agent, call_id, draw(_TEXT), source=source)
+        w.add(result, agent, call_id, draw(_TEXT), source=source, parent=draw(st.sampled_from([source, w.tips[agent]])))
         if draw(st.integers(0, 3)) == 0:
             w.add(system, agent, "informational")
     if draw(st.integers(0, 5)) == 0:
@@ -126,7 +131,12 @@ def _reply(draw, w: _Writer, agent: str | None, tag: str) -> None:
 
 @st.composite
 def _turn(draw, w: _Writer, turn: int) -> None:
-    w.add(prompt, None, draw(_TEXT))
+    earlier = [line["uuid"] for line in w.lines if "uuid" in line and not line.get("isSidechain")]
+    if earlier and draw(st.integers(0, 5)) == 0:
+        # A rewind: the prompt branches off an earlier line.
+        w.add(prompt, None, draw(_TEXT), parent=draw(st.sampled_from(earlier)))
+    else:
+        w.add(prompt, None, draw(_TEXT))
     for step in range(draw(st.integers(1, 3))):
         draw(_reply(w, None, f"{turn}{step}"))
         if draw(st.integers(0, 4)) == 0:
