@@ -75,6 +75,8 @@ class ClaudeCodeAdapter(FormatAdapter):
         super().__init__(**kwargs)
         self._parents: dict[str, str | None] = {}  # uuid -> parentUuid, as the output has it
         self._sidechains: dict[str, Hashable] = {}  # sidechain uuid -> its thread
+        self._agents: dict[str, Hashable] = {}  # agentId -> its thread
+        self._named: set[Hashable] = set()  # threads an agentId names
         self._last: dict[Hashable, str] = {}  # thread -> its last line with a uuid
         self._reply: dict[Hashable, str | None] = {}  # thread -> the reply now being written
         self._reply_start: dict[Hashable, str | None] = {}  # thread -> that reply's first line
@@ -121,14 +123,23 @@ class ClaudeCodeAdapter(FormatAdapter):
     def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
         if obj.get("isSidechain") is not True:
             return _MAIN
-        # A sub-agent's lines form one tree: a line joins its parent's thread.
-        # A new tree is known by its agentId (agent-*.jsonl files, where a
-        # compaction starts a new root) or, in older session files holding
-        # several sub-agents, by its root.
-        thread = self._sidechains.get(parent) if parent is not None else None
+        # A sub-agent is known by its agentId (agent-*.jsonl files, where a
+        # compaction starts a new root); lines without one join their parent's
+        # thread, or, in older session files holding several sub-agents, start
+        # one of their own at a new root. An agentId first seen below a thread
+        # that has none names that thread (some writers put it on some lines
+        # only).
+        agent = _str(obj.get("agentId"))
+        thread = self._agents.get(agent) if agent else None
         if thread is None:
-            agent = _str(obj.get("agentId"))
-            thread = ("sidechain", agent or parent or uuid)
+            thread = self._sidechains.get(parent) if parent is not None else None
+            if agent:
+                if thread is None or thread in self._named:
+                    thread = ("sidechain", agent)
+                self._agents[agent] = thread
+                self._named.add(thread)
+            elif thread is None:
+                thread = ("sidechain", parent or uuid)
         if uuid is not None:
             self._sidechains[uuid] = thread
         return thread
@@ -278,13 +289,22 @@ class ClaudeCodeAdapter(FormatAdapter):
             "role": "user",
             "content": [{"type": "tool_result", "tool_use_id": pending.call.id, "content": self.marker}],
         }
-        record["uuid"] = _uuid5(name)
+        record["uuid"] = self._fresh_uuid(name)
         if site.timestamp is not None:
             record["timestamp"] = site.timestamp
         record["toolUseResult"] = self.marker
         if site.uuid is not None:
             record["sourceToolAssistantUUID"] = site.uuid
         return record
+
+    def _fresh_uuid(self, name: str) -> str:
+        """uuid5 of the call; where lines repeat a uuid, the next unused one in a fixed series."""
+        uuid = _uuid5(name)
+        n = 0
+        while uuid in self._parents:
+            n += 1
+            uuid = _uuid5(f"{name}\x00{n}")
+        return uuid
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without those results; a line left empty goes, and its children move up."""

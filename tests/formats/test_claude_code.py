@@ -517,3 +517,15 @@ def test_ids_with_lone_surrogates_still_get_a_record() -> None:
     (record,) = _inserted(lines, fixed)
     assert (record["parentUuid"], record["message"]["content"][0]["tool_use_id"]) == ("a1\udfff", "toolu_\ud800")
     assert record["uuid"] == _inserted(lines, repair_messages(lines, format="claude-code").messages)[0]["uuid"]
+
+
+def test_repeated_lines_with_other_agent_ids_still_repair_cleanly() -> None:
+    """Duplicated uuids (a resumed or concatenated file) must not make two records collide or miss their thread."""
+    sub = prompt("s1", None, "look around", agent="agent-one", n=1)
+    call = assistant("s2", "s1", "msg_S", tool_use("toolu_S"), agent="agent-two", n=2)
+    lines = _session(sub, call, {**sub, "agentId": "agent-two"}, call)
+    fixed = repair_messages(lines, format="claude-code").messages
+    records = _inserted(lines, fixed)
+    assert len({r["uuid"] for r in records}) == len(records) >= 1
+    assert repair_messages(fixed, format="claude-code").changed is False
+    assert not [f for f in check_messages(fixed, format="claude-code") if f.code == "APX001"]

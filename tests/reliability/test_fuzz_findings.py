@@ -28,11 +28,6 @@ def test_a_dict_where_a_type_name_belongs_is_no_crash(tmp_path: Path) -> None:
         assert "internal error" not in report.get("error", "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="claude-code adapter: repeated sidechain uuids with a reused tool_use id make the repair's "
-    "self-check fail (exit 2, nothing written; found by make fuzz). Owner: the claude-code format.",
-)
 @pytest.mark.parametrize("options", [[], ["--drop-orphans"]])
 def test_repeated_sidechain_records_are_repaired(tmp_path: Path, options: list[str]) -> None:
     source = DATA / "claude-code-repeated-sidechain-uuids.jsonl"
