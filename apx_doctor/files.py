@@ -35,10 +35,12 @@ def _host_tag() -> str:
     return f"{zlib.crc32(socket.gethostname().encode()) & 0xFFFF:04x}"
 
 
-# "<pid>-<host>": who wrote a temporary file, so another run can tell whether
-# the writer is gone. The pid means nothing on another host, so it is checked
-# only when the host tag matches.
-_OWNER = f"{os.getpid()}-{_host_tag()}"
+def _owner() -> str:
+    """"<pid>-<host>": who writes a temporary file, so another run can tell whether
+    the writer is gone. The pid means nothing on another host, so it is checked
+    only when the host tag matches. Asked each time: --jobs workers are forks."""
+    return f"{os.getpid()}-{_host_tag()}"
+
 _STALE_NAME = re.compile(re.escape(TEMP_TAG) + r"(\d+)-([0-9a-f]{4})-[^/]*" + re.escape(TEMP_SUFFIX) + "$")
 _cleaned: set[tuple[str, int]] = set()
 
@@ -127,7 +129,7 @@ class _AtomicTemp:
         folder, name = os.path.split(target)
         remove_stale_temps(folder or ".")
         # The name keeps a bounded part of the target's, so it fits NAME_MAX.
-        prefix = f".{name[:100]}{TEMP_TAG}{_OWNER}-"
+        prefix = f".{name[:100]}{TEMP_TAG}{_owner()}-"
         try:
             fd, self.name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=folder or ".")
         except OSError as exc:

@@ -259,6 +259,24 @@ def test_a_live_runs_temp_is_kept_a_dead_or_abandoned_one_removed(tmp_path: Path
         live.wait()
 
 
+def test_a_temp_file_names_the_process_that_writes_it(tmp_path: Path) -> None:
+    """A --jobs worker is a fork: its temporary files carry its own pid, not its parent's."""
+    target = tmp_path / "a.jsonl"
+    target.write_bytes(USER)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: create, report, clean up, leave without pytest's teardown
+        try:
+            temp = files._AtomicTemp(str(target))
+            os.write(write, os.path.basename(temp.name).encode())
+            temp.abort()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    name = os.read(read, 4096).decode()
+    assert name.startswith(f".a.jsonl{files.TEMP_TAG}{pid}-{files._host_tag()}-")
+
+
 # --- paths that cannot be rewritten ---------------------------------------------
 
 
