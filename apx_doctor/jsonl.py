@@ -84,9 +84,17 @@ def dumps(obj: Any) -> bytes:
         return orjson.dumps(obj)
     except TypeError:
         # Values only the standard library produced (Decimal, lone surrogates).
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_decimal).encode(
-            "utf-8", "surrogatepass"
-        )
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_decimal)
+        # A lone surrogate can only stand inside a JSON string, where its \u
+        # escape is the same value and, unlike its raw code, valid UTF-8.
+        return _LONE_SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _decimal(value: Any) -> Any:
