@@ -36,10 +36,11 @@ def _host_tag() -> str:
 
 
 def _owner() -> str:
-    """"<pid>-<host>": who writes a temporary file, so another run can tell whether
+    """Who writes a temporary file, as "<pid>-<host>", so another run can tell whether
     the writer is gone. The pid means nothing on another host, so it is checked
     only when the host tag matches. Asked each time: --jobs workers are forks."""
     return f"{os.getpid()}-{_host_tag()}"
+
 
 _STALE_NAME = re.compile(re.escape(TEMP_TAG) + r"(\d+)-([0-9a-f]{4})-[^/]*" + re.escape(TEMP_SUFFIX) + "$")
 _cleaned: set[tuple[str, int]] = set()
@@ -48,8 +49,8 @@ _cleaned: set[tuple[str, int]] = set()
 def remove_stale_temps(folder: str) -> list[str]:
     """Remove the temporary files that killed runs left in ``folder``; return their names.
 
-    Once a process per folder. A temporary file of a run that is still going
-    (its process alive, written to recently) is never touched.
+    A folder is scanned again only once it changed. A temporary file of a run
+    that is still going (its process alive, written to recently) is never touched.
     """
     try:
         # Rescanned only when the folder changed since the last scan.
