@@ -75,11 +75,13 @@ class Table:
         print(line, flush=True)
         self.rows.append(line)
 
-    def timed(self, what: str, ours: list[Sample], base: list[Sample], base_name: str, target: float, faster: bool = False) -> None:
+    def timed(
+        self, what: str, ours: list[Sample], base: list[Sample], base_name: str, target: float, faster: bool = False, keys=("wall", "cpu")
+    ) -> None:
         """A time row: ratio ours/base (or base/ours when the target is a speed-up)."""
         cells = []
         holds = []
-        for key in ("wall", "cpu"):
+        for key in keys:
             o, b = med(ours, key), med(base, key)
             ratio = b / o if faster else o / b
             ok = ratio >= target if faster else ratio <= target
@@ -89,7 +91,7 @@ class Table:
         baseline = " / ".join(f"{b:.2f} s {k}" for k, _, b, _ in cells)
         ratio = " / ".join(f"{r:.2f}{'× faster' if faster else '×'} {k}" for k, _, _, r in cells)
         sign = "≥" if faster else "≤"
-        verdict = "yes" if all(holds) else ("cpu only" if holds[1] else ("wall only" if holds[0] else "NO"))
+        verdict = "yes" if all(holds) else "NO" if not any(holds) else " and ".join(k for k, ok in zip(keys, holds) if ok) + " only"
         self.add(f"| {what} | {doctor} | {base_name}: {baseline} | {ratio} | {sign} {target} | {verdict} |")
 
 
@@ -174,17 +176,20 @@ def main() -> int:
     fix = [*DOCTOR, "fix", "--isolated", "--output", out_file, chat]
     runs_check, runs_loop = alternate(check, loop + [chat])
     runs_fix, runs_loop2 = alternate(fix, loop + [chat])
+    # Context for the fix row: the same loop that also writes every line (and fsyncs).
+    runs_fix2, runs_copy = alternate(fix, [PYTHON, str(HERE / "orjson_copy.py"), chat, out_file])
     os.unlink(out_file)
     size = f"{made['chat'].bytes / 1e9:.2f} GB"
     table.timed(f"`check` {size} chat", runs_check, runs_loop, "orjson loop", 1.3)
     table.timed(f"`fix --output` {size} chat", runs_fix, runs_loop2, "orjson loop", 1.6)
+    table.timed(f"`fix --output` {size} chat (context)", runs_fix2, runs_copy, "orjson loop that writes each line", 1.6)
     stdlib = [PYTHON, str(HERE / "stdlib_pairing.py"), chat]
     runs_check2, runs_std = alternate(check, stdlib)
     table.timed(f"`check` {size} chat", runs_check2, runs_std, "stdlib json pairing script", 2.5, faster=True)
 
     quarter = measure([*DOCTOR, "check", "--isolated", str(made["quarter"].path)])
     peak_check = max(s.maxrss_mb for s in runs_check + runs_check2)
-    peak_fix = max(s.maxrss_mb for s in runs_fix)
+    peak_fix = max(s.maxrss_mb for s in runs_fix + runs_fix2)
     loop_peak = max(s.maxrss_mb for s in runs_loop)
     flat = abs(peak_check - quarter.maxrss_mb) <= 10
     table.add(
@@ -197,11 +202,16 @@ def main() -> int:
     runs_start, runs_typer = alternate([*DOCTOR, "check", "--isolated", one], [PYTHON, "-c", "import typer"], runs=max(RUNS, 10))
     table.timed("`check` of a one-line file (start-up)", runs_start, runs_typer, '`python -c "import typer"`', 1.5)
 
-    folder = str(made["sessions"].path)
-    serial = [*DOCTOR, "check", "--isolated", "-q", "--jobs", "1", folder]
-    parallel = [*DOCTOR, "check", "--isolated", "-q", "--jobs", str(JOBS), folder]
+    # The files one by one: bench/data is git-ignored, and a folder argument lists only what git would.
+    folder = [str(p) for p in sorted(made["sessions"].path.glob("*.jsonl"))]
+    # json output: the rendering is the same serial work for both; the row is about the checking.
+    serial = [*DOCTOR, "check", "--isolated", "-q", "--output-format", "json", "--jobs", "1", *folder]
+    parallel = [*DOCTOR, "check", "--isolated", "-q", "--output-format", "json", "--jobs", str(JOBS), *folder]
     runs_par, runs_ser = alternate(parallel, serial)
-    table.timed(f"`check` of {max(20, int(5000 * SCALE)):,} files, `--jobs {JOBS}`", runs_par, runs_ser, "`--jobs 1`", JOBS * 0.75, faster=True)
+    # Wall time only: the CPU time of a parallel run is the sum over its workers.
+    table.timed(
+        f"`check` of {len(folder):,} files, `--jobs {JOBS}`", runs_par, runs_ser, "`--jobs 1`", JOBS * 0.75, faster=True, keys=("wall",)
+    )
 
     for fmt, item in made.items():
         if fmt in ("chat", "quarter", "sessions") or fmt not in generate.WRITERS:
