@@ -18,7 +18,7 @@ import pytest
 from apx_doctor import stream
 
 from ._support import json_report, run_cli
-from .test_crash_safe_writes import CALL, USER, broken_transcript, others
+from .test_crash_safe_writes import CALL, ROOT, USER, broken_transcript, others
 
 LATE = b'{"role":"tool","tool_call_id":"c1","content":"the dashboard is green"}\n'
 
@@ -122,7 +122,7 @@ def test_fix_in_place_with_a_real_writer_appending(tmp_path: Path) -> None:
         while path.stat().st_size == len(old):  # the writer is running
             time.sleep(0.001)
         result = subprocess.run(
-            [sys.executable, "-m", "apx_doctor", "fix", "--in-place", str(path)], capture_output=True, timeout=300
+            [sys.executable, "-m", "apx_doctor", "fix", "--in-place", str(path)], capture_output=True, timeout=300, cwd=ROOT
         )
     finally:
         stop.write_bytes(b"")

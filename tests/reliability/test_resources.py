@@ -21,7 +21,7 @@ import pytest
 from apx_doctor import runner
 
 from ._support import run_cli
-from .test_crash_safe_writes import CALL, USER
+from .test_crash_safe_writes import CALL, ROOT, USER
 
 PARENT = os.getpid()
 
@@ -97,7 +97,7 @@ PEAK = (
 
 
 def _peak(*args: str) -> tuple[int, int]:
-    out = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "apx_doctor", *args], capture_output=True, check=True)
+    out = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "apx_doctor", *args], capture_output=True, check=True, cwd=ROOT)
     code, peak = out.stdout.split()
     return int(code), int(peak)
 

@@ -84,3 +84,13 @@ def test_the_sidecar_is_as_private_as_the_transcript(tmp_path: Path) -> None:
 def test_salvage_from_standard_input_is_a_usage_error() -> None:
     result = run_cli("fix", "--salvage", "--output", "-", "-", input=USER + CUT)
     assert result.exit_code == 2 and "--salvage" in result.output
+
+
+def test_salvage_to_standard_output_keeps_the_sidecar_beside_the_input(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(USER + CALL + CUT)
+    result = run_cli("fix", "--salvage", "--output", "-", str(path))
+    assert result.exit_code == 1
+    assert result.stdout.encode() == USER + CALL + NOT_RUN
+    assert _sidecar(path).read_bytes() == CUT + b"\n"
+    assert path.read_bytes() == USER + CALL + CUT
