@@ -154,7 +154,7 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
             parts.append(Text(f"← result for {printable(result.call_id, 60)}{mark}", style="green"))
     if entry.calls:
         for call in entry.calls:
-            line = Text(f"→ calls {printable(call.name) or '?'}", style="bold cyan")
+            line = Text(f"→ calls {printable(call.name, 60) or '?'}", style="bold cyan")
             line.append(f"  {printable(call.arguments, options.width)}", style="cyan")
             line.append(f"  id={printable(call.id, 60)}", style="dim")
             parts.append(line)
@@ -175,7 +175,7 @@ def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Tex
     call = pending.call
     kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
     head = Text("✂ interrupted: ", style="bold red")
-    head.append(f"{printable(call.name) or 'a tool'} (line {pending.line}, id={printable(call.id, 60)}) got no result")
+    head.append(f"{printable(call.name, 60) or 'a tool'} (line {pending.line}, id={printable(call.id, 60)}) got no result")
     inserted = Text("  a repair inserts: ", style="red")
     inserted.append(printable(record, options.width))
     advice = Text(f"  next: {SAFE_NEXT[kind]}", style="italic")

@@ -130,3 +130,14 @@ def test_verbose_tracebacks_show_no_local_variables(tmp_path: Path, monkeypatch:
     assert SECRET not in output
     assert "\x1b" not in output
     assert "x" * 400 not in output, "the exception text was printed whole"
+
+
+@pytest.mark.parametrize("colour", ["never", "always"])
+def test_the_timeline_view_is_inert_too(hostile: Path, colour: str) -> None:
+    code, output = invoke("show", "--color", colour, "--input-format", "chat", str(hostile))
+    assert code in (0, 1, 2), output
+    shown = _RICH_SGR.sub("", output) if colour == "always" else output
+    assert "\x1b" not in shown and "\x1b[31mRED" not in output and "\x1b]8;;" not in output
+    bad = _FORBIDDEN.search(shown)
+    assert bad is None, f"control or bidi character {bad.group()!r} reached the output"
+    assert "A" * 301 not in output
