@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .doctor import HistoryDoctor, RepairOptions
+from .doctor import HistoryDoctor, RepairOptions, Verdict
 from .formats import adapter_class, detect_format
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
 from .model import Edit, Finding
@@ -49,8 +49,8 @@ def check_messages(
     """The findings for a list of messages; the list is not changed."""
     doctor = HistoryDoctor(_adapter(format, messages)(marker=marker))
     for number, message in enumerate(messages, 1):
-        doctor.entry(number, message)
-    doctor.end(len(messages) + 1)
+        _entry(doctor, number, message)
+    _end(doctor, len(messages) + 1)
     return sorted(doctor.findings, key=Finding.sort_key)
 
 
@@ -71,7 +71,7 @@ def repair_messages(
     out: list[Any] = []
     inserted: list[Inserted] = []
     for number, message in enumerate(messages, 1):
-        verdict = doctor.entry(number, message)
+        verdict = _entry(doctor, number, message)
         if verdict is None:
             out.append(message)
             continue
@@ -80,7 +80,7 @@ def repair_messages(
             out.append(message)
         elif verdict.replace is not DROP:
             out.append(verdict.replace)
-    verdict = doctor.end(len(messages) + 1)
+    verdict = _end(doctor, len(messages) + 1)
     if verdict is not None:
         _insert(out, inserted, verdict.insert)
     return RepairResult(
@@ -89,6 +89,34 @@ def repair_messages(
         removed=[e for e in doctor.edits if e.action == "remove"],
         findings=sorted(doctor.findings, key=Finding.sort_key),
         edits=list(doctor.edits),
+    )
+
+
+# What an adapter raises on a value of a type it did not expect. None should, on
+# any JSON value (tests/test_type_confusion.py); this is the backstop, as in
+# ``stream.run``: a runtime gets a ValueError naming the message, never a
+# TypeError from deep inside an adapter.
+_ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def _entry(doctor: HistoryDoctor, number: int, message: Any) -> Verdict | None:
+    try:
+        return doctor.entry(number, message)
+    except _ADAPTER_TROUBLE as exc:
+        raise _trouble(doctor, f"the message at index {number - 1}", exc) from exc
+
+
+def _end(doctor: HistoryDoctor, number: int) -> Verdict | None:
+    try:
+        return doctor.end(number)
+    except _ADAPTER_TROUBLE as exc:
+        raise _trouble(doctor, "the end of the messages", exc) from exc
+
+
+def _trouble(doctor: HistoryDoctor, where: str, exc: BaseException) -> ValueError:
+    # The cause is chained for the bug report; the message itself quotes no content.
+    return ValueError(
+        f"{where}: the {doctor.adapter.name} reader cannot handle it ({type(exc).__name__}, a bug worth reporting)"
     )
 
 
