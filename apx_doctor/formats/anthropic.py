@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion
+from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -79,7 +79,7 @@ class AnthropicAdapter(FormatAdapter):
     def classify(self, obj: Any) -> Entry | None:
         if type(obj) is not dict:
             return None
-        role = obj.get("role")
+        role = str_or_none(obj.get("role"))
         content = obj.get("content")
         if role not in _ROLES or not isinstance(content, (str, list)):
             return None
@@ -155,7 +155,7 @@ class AnthropicAdapter(FormatAdapter):
 
 
 def _detect_one(obj: dict) -> int:
-    if obj.get("role") not in _ROLES or _FOREIGN_KEYS.intersection(obj):
+    if str_or_none(obj.get("role")) not in _ROLES or _FOREIGN_KEYS.intersection(obj):
         return Detection.NO
     # A recorded response (`Message`, "type": "message") is a message too; any other
     # type is a Responses item or another tool's line.
@@ -168,7 +168,7 @@ def _detect_one(obj: dict) -> int:
         return Detection.NO
     level = Detection.COMPATIBLE
     for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
+        kind = str_or_none(block.get("type")) if isinstance(block, dict) else None
         if kind in _DECISIVE_BLOCKS or (kind == "image" and isinstance(block.get("source"), dict)):
             level = Detection.CERTAIN
         elif kind != "text":

@@ -118,6 +118,12 @@ class FormatAdapter:
         return text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS
 
 
+def str_or_none(value: Any) -> str | None:
+    """``value`` if it is a string. Transcripts may hold any JSON type anywhere, and a
+    dict or list where a name belongs cannot be hashed, compared by prefix or joined."""
+    return value if isinstance(value, str) else None
+
+
 def text_of(content: Any) -> str | None:
     """The text of a result's content, if it is plain text (a string or one text part)."""
     if isinstance(content, str):

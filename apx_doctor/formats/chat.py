@@ -66,6 +66,9 @@ class ChatAdapter(FormatAdapter):
             return Entry(boundary=True, calls=_calls(tool_calls))
         if role == "user":
             return _USER
+        # After the common roles, before the set lookup: a dict or list role is unhashable.
+        if type(role) is not str:
+            return None
         if role in _NON_TOOL_ROLES:
             return _BOUNDARY
         if role == "function":

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import Detection, FormatAdapter, Insertion
+from .base import Detection, FormatAdapter, Insertion, str_or_none
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
@@ -101,7 +101,7 @@ class CodexAdapter(FormatAdapter):
         return Insertion(records)
 
     def _item(self, item: dict) -> Entry:
-        item_type = item.get("type")
+        item_type = str_or_none(item.get("type"))
         if item_type == "message":
             if item.get("role") != "user":
                 # Assistant messages of the same response may stand between a

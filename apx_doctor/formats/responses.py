@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import Detection, FormatAdapter, Insertion
+from .base import Detection, FormatAdapter, Insertion, str_or_none
 
 # Call types answered by the client, and whether an honest not-run output exists.
 # A shell_call_output needs an exit outcome, an apply_patch_call_output a
@@ -181,7 +181,7 @@ def _detect_one(obj: dict) -> int | None:
     kind = obj.get("type")
     if kind is None or kind == "message":
         return _detect_message(obj, certain=kind == "message")
-    if kind in _KNOWN_ITEMS:
+    if str_or_none(kind) in _KNOWN_ITEMS:
         return Detection.CERTAIN
     if "role" in obj or "message" in obj:
         return Detection.NO  # a line of another format (Claude Code, say)
@@ -190,7 +190,7 @@ def _detect_one(obj: dict) -> int | None:
 
 
 def _detect_message(obj: dict, certain: bool) -> int:
-    if obj.get("role") not in _MESSAGE_ROLES:
+    if str_or_none(obj.get("role")) not in _MESSAGE_ROLES:
         return Detection.NO
     content = obj.get("content")
     if isinstance(content, str):
@@ -198,7 +198,7 @@ def _detect_message(obj: dict, certain: bool) -> int:
     if not isinstance(content, list):
         return Detection.NO
     for part in content:
-        kind = part.get("type") if isinstance(part, dict) else None
+        kind = str_or_none(part.get("type")) if isinstance(part, dict) else None
         if kind not in _PARTS:
             return Detection.NO
         certain = certain or kind in _DECISIVE_PARTS

@@ -1,0 +1,265 @@
+"""Transcripts are untrusted: any JSON type may stand anywhere, and no adapter trips on it.
+
+For every format the registry knows, lines from its golden cases and its
+hypothesis strategy are damaged by putting a value of another JSON type at a
+random path (including the keys the adapters read, added where they are
+missing). Then:
+
+- the stream pass, with and without a sink, raises nothing: the safety net in
+  ``stream.run`` (an ``InputError`` that stops the file) never fires on input,
+  and a fix still writes every line it does not list as replaced or removed;
+- every detector, asked directly (without the registry's own net), raises
+  nothing, and ``detect_format`` raises only its two documented refusals;
+- ``check_messages`` and ``repair_messages`` raise nothing on the same lines
+  as messages, and a repair keeps every message it does not list.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import pkgutil
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apx_doctor import jsonl, stream
+from apx_doctor.api import check_messages, repair_messages
+from apx_doctor.doctor import RepairOptions
+from apx_doctor.formats import AmbiguousFormatError, UnknownFormatError, adapters, detect_format, format_names
+
+import strategies
+
+CASES = Path(__file__).resolve().parent / "cases"
+
+# Keys some adapter reads: added where missing, so a wrong type meets every lookup.
+READ_KEYS = (
+    "role", "type", "payload", "message", "content", "tool_calls", "tool_call_id", "id", "call_id",
+    "tool_use_id", "uuid", "parentUuid", "logicalParentUuid", "messages", "function", "custom", "name",
+    "arguments", "input", "output", "action", "text", "source", "isSidechain", "agentId", "sessionId",
+    "subtype", "isMeta", "requestId", "timestamp", "execution", "caller", "toolset_name",
+)  # fmt: skip
+# Strings the adapters compare against: a string put where a dict or list was
+# should often look meaningful, not only random.
+MEANINGFUL = (
+    "user", "assistant", "tool", "system", "developer", "function", "message", "text", "tool_use",
+    "tool_result", "server_tool_use", "function_call", "function_call_output", "custom_tool_call",
+    "local_shell_call", "local_shell_call_output", "tool_search_call", "tool_search_output", "client",
+    "compaction", "response_item", "compacted", "event_msg", "compact_boundary", "summary", "call_1",
+    "not run: the turn was interrupted", "aborted", "<environment_context>", "",
+)  # fmt: skip
+# Integers that orjson reads exactly: longer ones make a rewritten line a
+# (deliberate) refusal to write, which is not what this test is about.
+_LONG_INTEGER = re.compile(rb"[0-9]{19,}")
+
+_KINDS = ("null", "bool", "int", "float", "string", "list", "dict")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "dict"
+
+
+_STRINGS = st.one_of(st.sampled_from(MEANINGFUL), st.text(max_size=8))
+_SCALARS = {
+    "null": st.none(),
+    "bool": st.booleans(),
+    "int": st.integers(-(2**63), 2**63 - 1),
+    "float": st.floats(allow_nan=False, allow_infinity=False),
+    "string": _STRINGS,
+}
+_ANY = st.recursive(
+    st.one_of(*_SCALARS.values()),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(READ_KEYS) | st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_VALUES = {
+    **_SCALARS,
+    "list": st.lists(_ANY, max_size=3),
+    "dict": st.dictionaries(st.sampled_from(READ_KEYS) | st.text(max_size=4), _ANY, max_size=3),
+}
+
+
+def _other_than(value: Any) -> st.SearchStrategy[Any]:
+    kind = _kind(value)
+    return st.sampled_from([k for k in _KINDS if k != kind]).flatmap(_VALUES.__getitem__)
+
+
+_MISSING = object()
+
+
+def _slots(value: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """Every place a value can be put in ``value``: (path, what is there now, or _MISSING)."""
+    found: list[tuple[tuple, Any]] = [(path, value)]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _slots(child, (*path, key))
+        found += [((*path, key), _MISSING) for key in READ_KEYS if key not in value]
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found += _slots(child, (*path, index))
+    return found
+
+
+def _put(line: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    node = line
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    return line
+
+
+@cache
+def _golden(fmt: str) -> tuple[tuple[Any, ...], ...]:
+    """The parsed lines of each golden case of ``fmt`` (lines that are no JSON left out)."""
+    found = []
+    for path in sorted((CASES / fmt).glob("*/input.jsonl")):
+        raws = path.read_bytes().removeprefix(jsonl.BOM).splitlines(keepends=True)
+        lines = [jsonl.parse(raw) for raw in raws if not _LONG_INTEGER.search(raw)]
+        found.append(tuple(x for x in lines if not isinstance(x, jsonl.Unparsed)))
+    return tuple(x for x in found if x)
+
+
+@cache
+def _strategy_modules() -> dict[str, Any]:
+    found = {}
+    for info in pkgutil.iter_modules(strategies.__path__):
+        module = importlib.import_module(f"{strategies.__name__}.{info.name}")
+        if hasattr(module, "FORMAT") and hasattr(module, "histories"):
+            found[module.FORMAT] = module
+    return found
+
+
+def _sources(fmt: str) -> st.SearchStrategy[list[Any]]:
+    choices = []
+    if _golden(fmt):
+        choices.append(st.sampled_from(_golden(fmt)).map(list))
+    module = _strategy_modules().get(fmt)
+    if module is not None:
+        choices.append(module.histories())
+    if not choices:
+        pytest.skip(f"no golden case or strategy for format {fmt!r}")
+    return st.one_of(choices)
+
+
+@st.composite
+def damaged(draw, fmt: str) -> list[Any]:
+    """Lines of ``fmt`` with one to four values replaced by values of other types."""
+    # A copy: strategies share objects (module constants), and this edits in place.
+    lines = copy.deepcopy(draw(_sources(fmt)))
+    if not lines:
+        return lines
+    for _ in range(draw(st.integers(1, 4))):
+        index = draw(st.integers(0, len(lines) - 1))
+        path, current = draw(st.sampled_from(_slots(lines[index])))
+        # A missing key gets any type (even a string: wrong strings are no type confusion, but cheap).
+        value = draw(st.sampled_from(_KINDS).flatmap(_VALUES.__getitem__) if current is _MISSING else _other_than(current))
+        lines[index] = _put(lines[index], path, copy.deepcopy(value))
+    return lines
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def keep(self, raw: bytes) -> None:
+        self.parts.append(raw)
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def drop(self, raw: bytes) -> None:
+        pass
+
+    def reject(self, raw: bytes) -> None:
+        pass
+
+
+def _is_subsequence(needles: list, haystack: list, same=lambda a, b: a == b) -> bool:
+    it = iter(haystack)
+    return all(any(same(n, h) for h in it) for n in needles)
+
+
+def _untouched(items: list, edits: list) -> list:
+    touched = {e.line for e in edits if e.action in ("replace", "remove")}
+    return [item for n, item in enumerate(items, 1) if n not in touched]
+
+
+FORMATS = format_names()
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@SETTINGS
+@given(data=st.data(), drop=st.booleans())
+def test_stream_reads_any_type_anywhere(fmt: str, data: st.DataObject, drop: bool) -> None:
+    lines = data.draw(damaged(fmt))
+    raws = [jsonl.dumps(line) + b"\n" for line in lines]
+    config = stream.StreamConfig(input_format=fmt, repair=RepairOptions(drop_orphans=drop))
+
+    stream.run(raws, config)
+    sink = ListSink()
+    result = stream.run(raws, config, sink)
+
+    written = b"".join(sink.parts).splitlines(keepends=True)
+    assert _is_subsequence(_untouched(raws, result.edits), written)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@SETTINGS
+@given(data=st.data())
+def test_detectors_read_any_type_anywhere(fmt: str, data: st.DataObject) -> None:
+    samples = data.draw(damaged(fmt))
+    for adapter in adapters():
+        adapter.detect(samples)  # no exception, without the registry's net
+    try:
+        detect_format(samples)
+    except (AmbiguousFormatError, UnknownFormatError):
+        pass  # the detector's documented refusals
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@SETTINGS
+@given(data=st.data(), drop=st.booleans())
+def test_library_reads_any_type_anywhere(fmt: str, data: st.DataObject, drop: bool) -> None:
+    messages = data.draw(damaged(fmt))
+
+    check_messages(messages, format=fmt)
+    result = repair_messages(messages, format=fmt, drop_orphans=drop)
+
+    assert _is_subsequence(_untouched(messages, result.edits), result.messages, lambda a, b: a is b)
+
+
+@pytest.mark.parametrize("entry_point", [check_messages, repair_messages])
+def test_library_backstop_names_the_message(entry_point, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should an adapter still trip, a runtime gets a ValueError naming the message, not a TypeError."""
+    from apx_doctor.formats.chat import ChatAdapter
+
+    classify = ChatAdapter.classify
+
+    def tripping(self, obj):
+        if obj.get("content") == "trip":
+            raise TypeError("unhashable type: 'dict'")
+        return classify(self, obj)
+
+    monkeypatch.setattr(ChatAdapter, "classify", tripping)
+    messages = [{"role": "user", "content": "hi"}, {"role": "user", "content": "trip"}]
+    with pytest.raises(ValueError, match=r"^the message at index 1: the chat reader cannot handle it \(TypeError") as caught:
+        entry_point(messages)
+    assert isinstance(caught.value.__cause__, TypeError)
