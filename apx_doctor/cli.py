@@ -301,16 +301,19 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
     try:
         plan = []
         for path in paths:
-            reason = contract_reason(path)
             file_options = options
-            if reason is not None and options.mode is Mode.IN_PLACE:
+            # Only an in-place fix needs the answer before the run; otherwise it is
+            # asked below, while the workers run (--jobs).
+            reason = contract_reason(path) if options.mode is Mode.IN_PLACE else None
+            if reason is not None:
                 # The contract is never written: the file is still checked, as a dry run.
                 typer.echo(f"apx-doctor: not editing {_shown(path)}: it is in the portable project contract ({reason})", err=True)
                 file_options = replace(options, mode=Mode.DRY_RUN)
-            plan.append((path, reason, file_options))
+            plan.append((path, file_options))
         # On all cores (--jobs): the same reports, in the same order, as one by one.
-        done = iter_paths([p for p, _, _ in plan], [o for _, _, o in plan], flags.jobs)
-        for (path, reason, file_options), report in zip(plan, done):
+        done = iter_paths([p for p, _ in plan], [o for _, o in plan], flags.jobs)
+        for (path, file_options), report in zip(plan, done):
+            reason = contract_reason(path)
             if file_options is not options:
                 report.refused = reason
             if reason is not None and report.error is None:
