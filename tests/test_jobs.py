@@ -110,3 +110,18 @@ def test_a_worker_crash_costs_only_its_own_file(tmp_path: Path, monkeypatch: pyt
     code, document = _json_report(["check", "--jobs", "2", *paths])
     assert code == 2
     assert [f.get("error") is not None for f in document["files"]] == [p == doomed for p in paths]
+
+
+def test_text_output_shows_the_first_rows_and_counts_the_rest(tmp_path: Path) -> None:
+    """Large reports: text stays short unless --show-all; json always holds every finding."""
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(USER + CALL % f"lost{i:03d}" for i in range(120)) + USER, encoding="utf-8")
+    runner_ = CliRunner()
+    short = runner_.invoke(app, ["check", "--isolated", "--output-format", "text", str(path)])
+    full = runner_.invoke(app, ["check", "--isolated", "--output-format", "text", "--show-all", str(path)])
+    assert short.exit_code == full.exit_code == 1
+    assert "lost049" in short.stdout and "lost050" not in short.stdout
+    assert "70 more findings" in short.stdout and "--show-all" in short.stdout
+    assert "lost119" in full.stdout and "more findings" not in full.stdout
+    code, document = _json_report(["check", str(path)])
+    assert [f["call_id"] for f in document["files"][0]["findings"]] == [f"lost{i:03d}" for i in range(120)]
