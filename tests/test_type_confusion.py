@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import os
 import pkgutil
 import re
 from functools import cache
@@ -102,17 +103,19 @@ def _other_than(value: Any) -> st.SearchStrategy[Any]:
 _MISSING = object()
 
 
-def _slots(value: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
-    """Every place a value can be put in ``value``: (path, what is there now, or _MISSING)."""
-    found: list[tuple[tuple, Any]] = [(path, value)]
+def _slots(value: Any, path: tuple = ()) -> tuple[list[tuple[tuple, Any]], list[tuple]]:
+    """Where a value can be put in ``value``: (path, the value there now) for what is
+    there, and the paths of the read keys a dict lacks."""
+    present: list[tuple[tuple, Any]] = [(path, value)]
+    missing: list[tuple] = []
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        more, lacking = _slots(child, (*path, key))
+        present += more
+        missing += lacking
     if isinstance(value, dict):
-        for key, child in value.items():
-            found += _slots(child, (*path, key))
-        found += [((*path, key), _MISSING) for key in READ_KEYS if key not in value]
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += _slots(child, (*path, index))
-    return found
+        missing += [(*path, key) for key in READ_KEYS if key not in value]
+    return present, missing
 
 
 def _put(line: Any, path: tuple, value: Any) -> Any:
@@ -155,6 +158,10 @@ def _sources(fmt: str) -> st.SearchStrategy[list[Any]]:
         choices.append(module.histories())
     if not choices:
         pytest.skip(f"no golden case or strategy for format {fmt!r}")
+    # Now and then another format's lines: --input-format may name the wrong one.
+    others = [lines for name in FORMATS if name != fmt for lines in _golden(name)]
+    if others:
+        choices.append(st.sampled_from(others).map(list))
     return st.one_of(choices)
 
 
@@ -167,8 +174,13 @@ def damaged(draw, fmt: str) -> list[Any]:
         return lines
     for _ in range(draw(st.integers(1, 4))):
         index = draw(st.integers(0, len(lines) - 1))
-        path, current = draw(st.sampled_from(_slots(lines[index])))
-        # A missing key gets any type (even a string: wrong strings are no type confusion, but cheap).
+        present, missing = _slots(lines[index])
+        # Mostly a value that is there: the missing keys of every dict outnumber them.
+        if missing and draw(st.integers(0, 3)) == 0:
+            path, current = draw(st.sampled_from(missing)), _MISSING
+        else:
+            path, current = draw(st.sampled_from(present))
+        # A missing key gets any type (a string too: cheap, and it meets the same reads).
         value = draw(st.sampled_from(_KINDS).flatmap(_VALUES.__getitem__) if current is _MISSING else _other_than(current))
         lines[index] = _put(lines[index], path, copy.deepcopy(value))
     return lines
@@ -202,7 +214,9 @@ def _untouched(items: list, edits: list) -> list:
 
 
 FORMATS = format_names()
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Fast by default; APX_TYPE_CONFUSION_EXAMPLES=2000 runs it hard.
+EXAMPLES = int(os.environ.get("APX_TYPE_CONFUSION_EXAMPLES", "200"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -263,3 +277,97 @@ def test_library_backstop_names_the_message(entry_point, monkeypatch: pytest.Mon
     with pytest.raises(ValueError, match=r"^the message at index 1: the chat reader cannot handle it \(TypeError") as caught:
         entry_point(messages)
     assert isinstance(caught.value.__cause__, TypeError)
+
+
+# --- what a wrong-typed line still says ------------------------------------------
+# Per format: a user prompt, an assistant call and a tool result, with the id and
+# the result's content given.
+
+
+def _chat(call_id: Any, content: Any) -> list[dict]:
+    return [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": content},
+    ]
+
+
+def _anthropic(call_id: Any, content: Any) -> list[dict]:
+    return [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": content}]},
+    ]
+
+
+def _responses(call_id: Any, content: Any) -> list[dict]:
+    return [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": call_id, "output": content},
+    ]
+
+
+def _codex(call_id: Any, content: Any) -> list[dict]:
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    return [{"timestamp": "2025-01-01T00:00:00Z", "type": "response_item", "payload": p} for p in [prompt, *_responses(call_id, content)[1:]]]
+
+
+def _claude_code(call_id: Any, content: Any) -> list[dict]:
+    head = {"sessionId": "s", "isSidechain": False}
+    return [
+        {"type": "user", "uuid": "u1", "parentUuid": None, **head, "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", **head,
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "f", "input": {}}]}},
+        {"type": "user", "uuid": "r1", "parentUuid": "a1", **head,
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": content}]}},
+    ]  # fmt: skip
+
+
+def _prompt(fmt: str) -> dict:
+    """A second user prompt, which closes what is still pending."""
+    first = TRANSCRIPTS[fmt]("c1", "x")[0]
+    return copy.deepcopy(first) | ({"uuid": "u2", "parentUuid": "r1"} if fmt == "claude-code" else {})
+
+
+TRANSCRIPTS = {"chat": _chat, "anthropic": _anthropic, "responses": _responses, "codex": _codex, "claude-code": _claude_code}
+
+
+def _codes(fmt: str, lines: list[dict]) -> list[tuple]:
+    findings = check_messages(lines, format=fmt)
+    result = stream.run([jsonl.dumps(x) + b"\n" for x in lines], stream.StreamConfig(input_format=fmt))
+    assert [(f.code, f.line, f.call_id) for f in result.findings] == [(f.code, f.line, f.call_id) for f in findings]
+    return [(f.code, f.line, f.call_id) for f in findings]
+
+
+@pytest.mark.parametrize("fmt", sorted(TRANSCRIPTS))
+@pytest.mark.parametrize("odd_id", [{"id": "c1"}, ["c1"], 1, None, True])
+def test_a_result_whose_id_is_no_string_answers_nothing(fmt: str, odd_id: Any) -> None:
+    call, result = TRANSCRIPTS[fmt]("c1", "done")[:2], TRANSCRIPTS[fmt](odd_id, "done")[2]
+    assert _codes(fmt, [*call, result, _prompt(fmt)]) == [("APX001", 2, "c1"), ("APX002", 3, None)]
+
+
+@pytest.mark.parametrize("fmt", sorted(TRANSCRIPTS))
+@pytest.mark.parametrize("odd_id", [{"id": "c1"}, ["c1"], 7, True])
+def test_a_call_whose_id_is_no_string_is_no_call(fmt: str, odd_id: Any) -> None:
+    lines = TRANSCRIPTS[fmt](odd_id, "done")
+    # Its result answers nothing either: neither an APX001 nor a repair.
+    assert _codes(fmt, [*lines[:2], _prompt(fmt)]) == []
+    assert not repair_messages([*lines[:2], _prompt(fmt)], format=fmt).changed
+
+
+@pytest.mark.parametrize("fmt", sorted(TRANSCRIPTS))
+@pytest.mark.parametrize("content", [{"text": "done"}, [1, [2]], 3.5, True, None, [{"type": {"x": 1}}]])
+def test_a_result_with_odd_content_still_answers_its_call(fmt: str, content: Any) -> None:
+    assert _codes(fmt, [*TRANSCRIPTS[fmt]("c1", content), _prompt(fmt)]) == []
+
+
+def test_a_dataset_row_with_odd_types_is_checked_message_by_message() -> None:
+    messages = [*_chat("c1", "done")[:2], {"role": {"x": 1}, "content": "?"}, {"role": "tool", "tool_call_id": ["c1"]}]
+    row = {"messages": [*messages, {"role": "user", "content": "next"}]}
+    findings = check_messages([row], format="datasets")
+    assert [(f.code, f.line, f.index, f.call_id) for f in findings] == [
+        ("APX001", 1, 1, "c1"),
+        ("APX104", 1, 2, None),
+        ("APX002", 1, 3, None),
+    ]
