@@ -374,6 +374,8 @@ def write_folder(folder: Path, count: int, seed: int = SEED) -> Made:
     """``count`` small chat sessions, one a file."""
     shapes = Shapes(seed + 1)
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("session-*.jsonl"):  # from a run at another scale
+        old.unlink()
     size = lines = 0
     for index in range(count):
         session = shapes.session(index, max_turns=3)
