@@ -91,6 +91,23 @@ def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[b
     # The hot loop: orjson straight away, ``jsonl.parse`` only for what it refuses
     # (a call less for each of millions of lines).
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
+    if run_.sink is None:
+        # A check writes nothing: a parsed line goes straight to the doctor, and
+        # only what orjson refuses takes ``line`` (findings for unparsed lines).
+        entry = run_.doctor.entry
+        number = run_.number
+        for raw in rest:
+            try:
+                value = loads(raw)
+            except refused:
+                run_.number = number
+                line(raw, jsonl.parse(raw))
+                number = run_.number
+                continue
+            number += 1
+            entry(number, value)
+        run_.number = number
+        return run_.finish()
     for raw in rest:
         try:
             value = loads(raw)
