@@ -133,6 +133,7 @@ def annotate(
             f = replace(
                 f,
                 advice=advice_for(f, arguments=arguments, received=received, read_only=read_only, side_effects=side_effects),
+                tool_kind=tool_kind(f.tool, read_only, side_effects).value,
             )
         out.append(f)
     report.findings = out

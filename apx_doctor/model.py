@@ -24,6 +24,8 @@ class Finding:
     fixable: bool | None = None
     # What a person should check before continuing (filled in for APX001).
     advice: str | None = None
+    # For APX001: "read-only", "side-effects" or "unknown", which decides what is safe next.
+    tool_kind: str | None = None
 
     @property
     def rule(self) -> Rule:
@@ -58,6 +60,8 @@ class Finding:
         out["message"] = self.message
         if self.advice is not None:
             out["advice"] = self.advice
+        if self.tool_kind is not None:
+            out["tool_kind"] = self.tool_kind
         return out
 
 

@@ -89,7 +89,7 @@ def test_json_report_shape(broken: Path) -> None:
         "tool": "read",
         "fixable": True,
         "message": "",
-    } | {k: v for k, v in finding.items() if k == "advice"}
+    } | {k: v for k, v in finding.items() if k in ("advice", "tool_kind")}
     assert file["edits"] == [
         {
             "action": "insert",

@@ -14,16 +14,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..model import FileReport
+from ..model import FileReport, Finding
 from ..rules import Severity
 from ..safe import printable
 from . import RenderContext, summary, summary_text
 
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-ARGUMENTS_WIDTH = 40
+ARGUMENTS_WIDTH = 80
 # Rows a table shows per file unless --show-all.
 FIRST_ROWS = 50
-RECORD_WIDTH = 60
+RECORD_WIDTH = 240
 
 
 # Width when the output is no terminal (a pipe, a pre-commit log, CI) and
@@ -91,11 +91,11 @@ def _findings_table(report: FileReport, limit: int | None = None) -> Table:
     table.add_column("Code", no_wrap=True)
     table.add_column("Severity", no_wrap=True)
     table.add_column("Call id", overflow="fold", max_width=24)
-    table.add_column("Tool", overflow="fold", max_width=24)
-    table.add_column("Message", overflow="fold", ratio=2)
-    advice = any(f.advice for f in report.findings)
+    table.add_column("Tool", overflow="fold", max_width=40)
+    table.add_column("What happened", overflow="fold", ratio=3)
+    advice = any(f.tool_kind for f in report.findings)
     if advice:
-        table.add_column("Advice", overflow="fold", ratio=3)
+        table.add_column("Safe next", overflow="fold", ratio=2)
     for f in report.findings[:limit]:
         line = "" if f.line is None else str(f.line) + (f"[{f.index}]" if f.index is not None else "")
         table.add_row(
@@ -104,10 +104,31 @@ def _findings_table(report: FileReport, limit: int | None = None) -> Table:
             Text(str(f.severity), style=_SEVERITY_STYLE[f.severity]),
             Text(printable(f.call_id, 40)),
             Text(printable(f.tool, 40)),
-            Text(printable(f.message, 200)),
-            *([Text(printable(f.advice, 300))] if advice else []),
+            Text(printable(_what_happened(f), 200)),
+            *([Text(_safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))] if advice else []),
         )
     return table
+
+
+def _what_happened(f: Finding) -> str:
+    # The call id and tool stand in their own columns; the JSON message repeats
+    # them so that it reads on its own.
+    if f.code != "APX001":
+        return f.message
+    if f.fixable is False:
+        return "no result: the turn was interrupted (no honest not-run record exists for this call type)"
+    return "no result: the turn was interrupted"
+
+
+def _safe_next(f: Finding) -> str:
+    if not f.tool_kind:
+        return ""
+    from ..advice import SAFE_NEXT, ToolKind
+
+    return SAFE_NEXT[ToolKind(f.tool_kind)]
+
+
+_KIND_STYLE = {"read-only": "green", "side-effects": "bold yellow", "unknown": "yellow"}
 
 
 def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Table:

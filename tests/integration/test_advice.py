@@ -73,5 +73,11 @@ def test_advice_answers_the_three_questions(args: list[str], received: str, isol
 def test_advice_is_a_column_in_text_output(isolated_cwd: Path) -> None:
     (isolated_cwd / "a.jsonl").write_bytes(_transcript("read_file"))
     out = run_cli("check", "--color", "never", "a.jsonl").stdout
-    assert "Advice" in out.splitlines()[2]
+    assert "Safe next" in out.splitlines()[2]
     assert "safe to re-run" in " ".join(out.split())
+
+
+def test_json_names_the_tool_kind(isolated_cwd: Path) -> None:
+    (isolated_cwd / "a.jsonl").write_bytes(_transcript("write_file"))
+    finding = json.loads(run_cli("check", "--output-format", "json", "a.jsonl").stdout)["files"][0]["findings"][0]
+    assert finding["tool_kind"] == "side-effects"
