@@ -146,7 +146,6 @@ def _run_chunk(chunk: list[tuple[str, RunOptions]]) -> list[FileReport]:
 
 def _parallel(work: list[tuple[str, RunOptions]], jobs: int) -> Iterator[FileReport]:
     from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     # Small chunks: few round trips for thousands of small files, yet every
     # worker busy to the end.

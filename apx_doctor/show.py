@@ -25,7 +25,7 @@ from .doctor import HistoryDoctor, RepairOptions
 from .engine import Entry
 from .errors import InputError
 from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
-from .formats.base import FormatAdapter, text_of
+from .formats.base import FormatAdapter
 from .model import Finding
 from .reporters.text import console as text_console
 from .safe import printable

@@ -107,13 +107,7 @@ class AnthropicAdapter(FormatAdapter):
         return Entry(opens_history=other, boundary=other, results=tuple(results))
 
     def _result(self, block: dict) -> ToolResult:
-        call_id = block.get("tool_use_id")
-        content = block.get("content")
-        return ToolResult(
-            call_id if isinstance(call_id, str) else None,
-            not_run=self.is_not_run(content),
-            placeholder=self.is_placeholder(content),
-        )
+        return self.result_for(block.get("tool_use_id"), block.get("content"))
 
     def _assistant(self, content: str | list) -> Entry:
         # An assistant message right after another one continues the same reply.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from ..engine import Entry, PendingCall
+from ..engine import Entry, PendingCall, ToolResult
 
 DEFAULT_MARKER = "not run: the turn was interrupted"
 
@@ -108,6 +108,16 @@ class FormatAdapter:
         asked only of lines the repair does not otherwise rewrite.
         """
         return None
+
+    def result_for(self, call_id: Any, content: Any) -> ToolResult:
+        """A result answering ``call_id`` (no call unless a string) with ``content``."""
+        # The text once for both tests: this runs on every result of a file.
+        text = text_of(content)
+        return ToolResult(
+            call_id if isinstance(call_id, str) else None,
+            not_run=text == self.marker,
+            placeholder=text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
+        )
 
     def is_not_run(self, content: Any) -> bool:
         return text_of(content) == self.marker

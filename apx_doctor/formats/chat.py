@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, text_of
-
-_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
+from .base import Detection, FormatAdapter, Insertion
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
@@ -47,18 +45,7 @@ class ChatAdapter(FormatAdapter):
             return None
         role = obj.get("role")
         if role == "tool":
-            call_id = obj.get("tool_call_id")
-            # The text once for both tests (is_not_run, is_placeholder): this runs on every result.
-            text = text_of(obj.get("content"))
-            return Entry(
-                results=(
-                    ToolResult(
-                        call_id if isinstance(call_id, str) else None,
-                        not_run=text == self.marker,
-                        placeholder=text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
-                    ),
-                )
-            )
+            return Entry(results=(self.result_for(obj.get("tool_call_id"), obj.get("content")),))
         if role == "assistant":
             tool_calls = obj.get("tool_calls")
             if not tool_calls:

@@ -204,12 +204,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         return Entry(opens_history=not output, boundary=True, thread=thread)
 
     def _result(self, block: dict) -> ToolResult:
-        content = block.get("content")
-        return ToolResult(
-            _str(block.get("tool_use_id")),
-            not_run=self.is_not_run(content),
-            placeholder=self.is_placeholder(content),
-        )
+        return self.result_for(block.get("tool_use_id"), block.get("content"))
 
     # -- repairs -----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, str_or_none
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -120,15 +120,7 @@ class CodexAdapter(FormatAdapter):
         output = item.get("output")
         if isinstance(output, dict):  # {content, success} payloads of some writers
             output = output.get("content")
-        return Entry(
-            results=(
-                ToolResult(
-                    call_id if isinstance(call_id, str) else None,
-                    not_run=self.is_not_run(output),
-                    placeholder=self.is_placeholder(output),
-                ),
-            )
-        )
+        return Entry(results=(self.result_for(call_id, output),))
 
     def _see_timestamp(self, value: Any) -> None:
         if not isinstance(value, str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, str_or_none
 
 # Call types answered by the client, and whether an honest not-run output exists.
@@ -121,15 +121,7 @@ class ResponsesAdapter(FormatAdapter):
             # The SDK links this output by `id` (the call's call_id).
             call_id = obj.get("id")
         output = obj.get("output")
-        return Entry(
-            results=(
-                ToolResult(
-                    call_id if isinstance(call_id, str) else None,
-                    not_run=self.is_not_run(output),
-                    placeholder=self.is_placeholder(output),
-                ),
-            )
-        )
+        return Entry(results=(self.result_for(call_id, output),))
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion([self._record(p.call) for p in closed])

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import orjson
-
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
 from . import RenderContext, report_fixed, summary_text
