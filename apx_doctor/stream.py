@@ -35,6 +35,32 @@ class Sink(Protocol):
     def drop(self, raw: bytes) -> None:
         """An input line that does not go out."""
 
+    def reject(self, raw: bytes) -> None:
+        """An unparseable line that ``--salvage`` moves out of the transcript."""
+
+
+class MemorySink:
+    """Collects the repaired transcript in memory: for tests, and for callers that hold bytes."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.rejected: list[bytes] = []
+
+    def keep(self, raw: bytes) -> None:
+        self.parts.append(raw)
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def drop(self, raw: bytes) -> None:
+        pass
+
+    def reject(self, raw: bytes) -> None:
+        self.rejected.append(raw)
+
+    def getvalue(self) -> bytes:
+        return b"".join(self.parts)
+
 
 @dataclass(frozen=True, slots=True)
 class StreamConfig:

@@ -35,24 +35,6 @@ with atheris.instrument_imports(include=["apx_doctor"]) if atheris else contextl
 FORMATS = ["auto", *_NAMES]
 
 
-class ListSink:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.rejected: list[bytes] = []
-
-    def keep(self, raw: bytes) -> None:
-        self.parts.append(raw)
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def drop(self, raw: bytes) -> None:
-        pass
-
-    def reject(self, raw: bytes) -> None:
-        self.rejected.append(raw)
-
-
 def split_lines(data: bytes) -> list[bytes]:
     parts = data.split(b"\n")
     out = [p + b"\n" for p in parts[:-1]]
@@ -61,7 +43,7 @@ def split_lines(data: bytes) -> list[bytes]:
     return out
 
 
-def check_nothing_lost(lines: list[bytes], output: bytes, result: stream.StreamResult, sink: ListSink) -> None:
+def check_nothing_lost(lines: list[bytes], output: bytes, result: stream.StreamResult, sink: stream.MemorySink) -> None:
     touched = {e.line for e in result.edits if e.action in ("remove", "replace", "salvage")}
     out = split_lines(output)
     pos = 0
@@ -90,7 +72,7 @@ def one_input(data: bytes) -> None:
     options = RepairOptions(drop_orphans=bool(bits & 1), keep_open_tail=bool(bits & 2))
     config = stream.StreamConfig(input_format=fmt, repair=options, salvage=bool(bits & 4))
     lines = split_lines(raw)
-    sink = ListSink()
+    sink = stream.MemorySink()
     try:
         result = stream.run(lines, config, sink)
     except InputError:

@@ -32,30 +32,16 @@ TABLE = [
 ]
 
 
-class Collect:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def keep(self, raw: bytes) -> None:
-        self.parts.append(raw)
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def drop(self, raw: bytes) -> None:
-        pass
-
-
 @pytest.mark.parametrize(("given", "expected"), TABLE)
 def test_fix_writes_exactly(given: bytes, expected: bytes) -> None:
-    sink = Collect()
+    sink = stream.MemorySink()
     stream.run(given.splitlines(keepends=True), stream.StreamConfig(), sink)
     assert b"".join(sink.parts) == expected
 
 
 @pytest.mark.parametrize(("given", "expected"), TABLE)
 def test_fix_output_is_a_fixed_point(given: bytes, expected: bytes) -> None:
-    sink = Collect()
+    sink = stream.MemorySink()
     result = stream.run(expected.splitlines(keepends=True), stream.StreamConfig(), sink)
     assert b"".join(sink.parts) == expected
     assert not result.edits

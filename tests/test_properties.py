@@ -27,32 +27,15 @@ MODULES = [
 ]
 
 
-class ListSink:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def keep(self, raw: bytes) -> None:
-        self.parts.append(raw)
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def drop(self, raw: bytes) -> None:
-        pass
-
-    def data(self) -> bytes:
-        return b"".join(self.parts)
-
-
 def _encode(lines: list, newline: bytes) -> bytes:
     return b"".join(orjson.dumps(line) + newline for line in lines)
 
 
 def _repair(data: bytes, fmt: str, drop: bool = False) -> tuple[stream.StreamResult, bytes]:
-    sink = ListSink()
+    sink = stream.MemorySink()
     config = stream.StreamConfig(input_format=fmt, repair=RepairOptions(drop_orphans=drop))
     result = stream.run(data.splitlines(keepends=True), config, sink)
-    return result, sink.data()
+    return result, sink.getvalue()
 
 
 def _is_subsequence(needles: list[bytes], haystack: list[bytes]) -> bool:

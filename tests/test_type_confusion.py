@@ -186,23 +186,6 @@ def damaged(draw, fmt: str) -> list[Any]:
     return lines
 
 
-class ListSink:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def keep(self, raw: bytes) -> None:
-        self.parts.append(raw)
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def drop(self, raw: bytes) -> None:
-        pass
-
-    def reject(self, raw: bytes) -> None:
-        pass
-
-
 def _is_subsequence(needles: list, haystack: list, same=lambda a, b: a == b) -> bool:
     it = iter(haystack)
     return all(any(same(n, h) for h in it) for n in needles)
@@ -228,7 +211,7 @@ def test_stream_reads_any_type_anywhere(fmt: str, data: st.DataObject, drop: boo
     config = stream.StreamConfig(input_format=fmt, repair=RepairOptions(drop_orphans=drop))
 
     stream.run(raws, config)
-    sink = ListSink()
+    sink = stream.MemorySink()
     result = stream.run(raws, config, sink)
 
     written = b"".join(sink.parts).splitlines(keepends=True)
