@@ -23,13 +23,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import Detection, FormatAdapter, Insertion, str_or_none
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from .base import PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, str_or_none
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
+_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 # Text Codex itself puts into user messages (workspace context, AGENTS.md,
 # notes about an aborted turn, a shell command the user ran). Such a message
@@ -44,6 +45,8 @@ _INJECTED_PREFIXES = (
     "<permissions instructions>",
     "<skill>",
 )
+
+_INJECTED_LONGEST = max(map(len, _INJECTED_PREFIXES))
 
 # The output item type that answers each call type (the not-run record's type).
 _OUTPUT_FOR = {
@@ -64,7 +67,10 @@ class CodexAdapter(FormatAdapter):
         super().__init__(**kwargs)
         # The latest timestamp seen so far, as written and as a moment: an
         # inserted output takes it, so it is never earlier than its call.
-        self._latest: tuple[datetime, str] | None = None
+        # Lines written in the same millisecond repeat its text, and the same
+        # text cannot move it, so it is not parsed again.
+        self._latest_text: str | None = None
+        self._latest_moment: datetime | None = None
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
@@ -74,18 +80,48 @@ class CodexAdapter(FormatAdapter):
         return Detection.NO
 
     def classify(self, obj: Any) -> Entry | None:
-        if not _is_record(obj):
+        # Runs on every line of files of a gigabyte: one function, each key
+        # looked up once, shared Entry objects for the lines passed over.
+        if type(obj) is not dict:
             return None
-        self._see_timestamp(obj.get("timestamp"))
-        kind = obj["type"]
-        if kind == "compacted":
-            return _BOUNDARY
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        if not isinstance(kind, str) or not isinstance(payload, dict):
+            return None
+        timestamp = obj.get("timestamp")
+        if isinstance(timestamp, str) and timestamp != self._latest_text:
+            try:
+                moment = datetime.fromisoformat(timestamp)
+            except ValueError:
+                moment = None
+            # A moment with no zone cannot be compared with the zoned ones Codex writes.
+            if moment is not None and moment.tzinfo is not None:
+                if self._latest_moment is None or moment > self._latest_moment:
+                    self._latest_moment = moment
+                    self._latest_text = timestamp
         if kind != "response_item":
-            return PASS_OVER  # events, turn context, session metadata, types not known yet
-        return self._item(obj["payload"])
+            # Events, turn context, session metadata, types not known yet.
+            return _BOUNDARY if kind == "compacted" else PASS_OVER
+        item_type = payload.get("type")
+        if item_type == "message":
+            if payload.get("role") != "user":
+                # Assistant messages of the same response may stand between a
+                # call and its output; developer context is not a user turn.
+                return PASS_OVER
+            return _BOUNDARY if _is_injected(payload.get("content")) else _USER
+        if item_type == "function_call_output" or item_type == "custom_tool_call_output":
+            return Entry(False, False, (self._result(payload.get("call_id"), payload.get("output")),))
+        if item_type == "function_call":
+            call_id = payload.get("call_id")
+            if not isinstance(call_id, str):
+                return PASS_OVER
+            name = payload.get("name")
+            call = ToolCall(call_id, name if isinstance(name, str) else None, payload.get("arguments"), True, item_type)
+            return Entry(False, False, (), (call,))
+        return self._item(payload)
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
-        timestamp = self._latest[1] if self._latest else None
+        timestamp = self._latest_text
         records = []
         for pending in closed:
             record: dict[str, Any] = {}
@@ -101,13 +137,8 @@ class CodexAdapter(FormatAdapter):
         return Insertion(records)
 
     def _item(self, item: dict) -> Entry:
+        # What ``classify`` left: other outputs, other calls, self-contained items.
         item_type = str_or_none(item.get("type"))
-        if item_type == "message":
-            if item.get("role") != "user":
-                # Assistant messages of the same response may stand between a
-                # call and its output; developer context is not a user turn.
-                return PASS_OVER
-            return _BOUNDARY if _is_injected(item.get("content")) else _USER
         if item_type in _OUTPUT_TYPES:
             return self._output(item)
         call = _call(item)
@@ -116,23 +147,19 @@ class CodexAdapter(FormatAdapter):
     def _output(self, item: dict) -> Entry:
         if item.get("type") == "tool_search_output" and item.get("execution") == "server":
             return PASS_OVER  # answered by the server, for a call it made itself
-        call_id = item.get("call_id")
-        output = item.get("output")
+        return Entry(results=(self._result(item.get("call_id"), item.get("output")),))
+
+    def _result(self, call_id: Any, output: Any) -> ToolResult:
         if isinstance(output, dict):  # {content, success} payloads of some writers
             output = output.get("content")
-        return Entry(results=(self.result_for(call_id, output),))
-
-    def _see_timestamp(self, value: Any) -> None:
-        if not isinstance(value, str):
-            return
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return
-        if moment.tzinfo is None:
-            return  # cannot be compared with the zoned timestamps Codex writes
-        if self._latest is None or moment > self._latest[0]:
-            self._latest = (moment, value)
+        if not isinstance(output, str):
+            return self.result_for(call_id, output)
+        # The common case, a plain text output, without the general path's calls.
+        return ToolResult(
+            call_id if isinstance(call_id, str) else None,
+            output == self.marker,
+            len(output) <= _PLACEHOLDER_LONGEST and output in PLACEHOLDER_TEXTS,
+        )
 
 
 def _is_record(obj: Any) -> bool:
@@ -161,9 +188,21 @@ def _call(item: dict) -> ToolCall | None:
 
 
 def _is_injected(content: Any) -> bool:
+    """Whether every non-blank text of a user message is one Codex injects."""
     texts = [p.get("text") for p in content if isinstance(p, dict)] if isinstance(content, list) else [content]
-    texts = [t for t in texts if isinstance(t, str) and t.strip()]
-    return bool(texts) and all(t.lstrip().lower().startswith(_INJECTED_PREFIXES) for t in texts)
+    found = False
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        head = text.lstrip()
+        if not head:
+            continue
+        # Only the head is lowered: a prompt may be long. The prefixes are
+        # ASCII, so lowering a slice answers as lowering the whole text would.
+        if not head[:_INJECTED_LONGEST].lower().startswith(_INJECTED_PREFIXES):
+            return False
+        found = True
+    return found
 
 
 ADAPTER = CodexAdapter
