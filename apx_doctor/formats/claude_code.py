@@ -25,7 +25,7 @@ from hashlib import sha1
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import DROP, Detection, FormatAdapter, Insertion
+from .base import DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
 _NAMESPACE = uuid5(NAMESPACE_URL, "https://github.com/apx-doctor/apx-doctor/formats/claude-code")
@@ -51,19 +51,45 @@ _NOTICE_PREFIXES = ("<task-notification>",)
 _ANCESTRY_LIMIT = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class _CallSite:
-    """The assistant line that made a call: what its result line needs."""
+_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
+# Shared entries for the main thread: most lines are on it, and an Entry per line costs.
+_MAIN_REPLY = Entry(boundary=True)
+_MAIN_PROMPT = Entry(opens_history=True, boundary=True)
+_MAIN_OUTPUT = Entry(boundary=True)
 
-    uuid: str | None
+
+# Not frozen (a frozen dataclass's __init__ costs several times more, once per
+# call), and compared by identity: it holds a line, not a value.
+@dataclass(slots=True, eq=False)
+class _CallSite:
+    """The assistant line that made a call: what its result line needs.
+
+    The parsed line itself is kept (no line is changed in place): most calls
+    are answered, so what an inserted line copies from it is read only for the
+    few that are not.
+    """
+
+    line: dict
     # The first line of the reply the call belongs to: a line below it is
     # part of that reply's turn, even where Claude Code hangs lines off
     # another line of the reply than the one that made this call.
     reply_start: str | None
-    thread: Hashable
-    sidechain: bool
-    timestamp: Any
-    fields: tuple[tuple[str, Any], ...]
+
+    @property
+    def uuid(self) -> str | None:
+        return _str(self.line.get("uuid"))
+
+    @property
+    def sidechain(self) -> bool:
+        return self.line.get("isSidechain") is True
+
+    @property
+    def timestamp(self) -> Any:
+        return self.line.get("timestamp")
+
+    @property
+    def fields(self) -> tuple[tuple[str, Any], ...]:
+        return tuple((k, self.line[k]) for k in _COPIED if k in self.line)
 
 
 class ClaudeCodeAdapter(FormatAdapter):
@@ -111,18 +137,23 @@ class ClaudeCodeAdapter(FormatAdapter):
         return PASS_OVER
 
     def _remember(self, obj: dict) -> Hashable:
-        uuid, parent = _str(obj.get("uuid")), _str(obj.get("parentUuid"))
+        # Every line passes here: each key is read once, no helper calls on the main thread.
+        uuid = obj.get("uuid")
+        if not isinstance(uuid, str):
+            uuid = None
+        parent = obj.get("parentUuid")
+        if not isinstance(parent, str):
+            parent = None
         if self._session is None:
             self._session = _str(obj.get("sessionId"))
-        thread = self._thread = self._thread_of(obj, uuid, parent)
+        thread = self._thread = _MAIN if obj.get("isSidechain") is not True else self._thread_of(obj, uuid, parent)
         if uuid is not None:
             self._parents[uuid] = parent
             self._last[thread] = uuid
         return thread
 
     def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
-        if obj.get("isSidechain") is not True:
-            return _MAIN
+        """The thread of a sidechain line."""
         # A sub-agent is known by its agentId (agent-*.jsonl files, where a
         # compaction starts a new root); lines without one join their parent's
         # thread, or, in older session files holding several sub-agents, start
@@ -148,7 +179,9 @@ class ClaudeCodeAdapter(FormatAdapter):
         message = obj.get("message")
         if type(message) is not dict:
             return None
-        reply = _str(message.get("id")) or _str(obj.get("requestId"))
+        reply = message.get("id")
+        if not isinstance(reply, str) or not reply:
+            reply = _str(obj.get("requestId"))
         # Lines of the reply being written continue it; another reply closes its calls.
         new_reply = reply is None or self._reply.get(thread) != reply
         self._reply[thread] = reply
@@ -156,25 +189,25 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._reply_start[thread] = _str(obj.get("uuid"))
         content = message.get("content")
         calls = self._calls(obj, content, thread) if isinstance(content, list) else ()
-        return Entry(boundary=new_reply, calls=calls, thread=thread)
+        if calls:
+            return Entry(False, new_reply, (), calls, thread)
+        if thread is _MAIN:
+            return _MAIN_REPLY if new_reply else PASS_OVER
+        return Entry(boundary=new_reply, thread=thread)
 
     def _calls(self, obj: dict, content: list, thread: Hashable) -> tuple[ToolCall, ...]:
         site: _CallSite | None = None
         calls = []
         for block in content:
-            if type(block) is not dict or block.get("type") != "tool_use" or not isinstance(block.get("id"), str):
+            if type(block) is not dict or block.get("type") != "tool_use":
+                continue
+            call_id = block.get("id")
+            if not isinstance(call_id, str):
                 continue
             if site is None:
-                site = _CallSite(
-                    _str(obj.get("uuid")),
-                    self._reply_start.get(thread),
-                    thread,
-                    obj.get("isSidechain") is True,
-                    obj.get("timestamp"),
-                    tuple((k, obj[k]) for k in _COPIED if k in obj),
-                )
+                site = _CallSite(obj, self._reply_start.get(thread))
             name = block.get("name")
-            calls.append(ToolCall(block["id"], name if isinstance(name, str) else None, block.get("input"), context=site))
+            calls.append(ToolCall(call_id, name if isinstance(name, str) else None, block.get("input"), True, site))
         return tuple(calls)
 
     def _user(self, obj: dict, thread: Hashable) -> Entry | None:
@@ -189,22 +222,34 @@ class ClaudeCodeAdapter(FormatAdapter):
             return self._prompt(content, thread)
         if not isinstance(content, list):
             return None
-        results = tuple(self._result(b) for b in content if type(b) is dict and b.get("type") == "tool_result")
+        results = [self._result(b) for b in content if type(b) is dict and b.get("type") == "tool_result"]
         if results:
             # Text beside results is what Claude Code attaches to them (reminders,
             # hook context), not a new prompt: other calls of the reply stay open.
-            return Entry(results=results, thread=thread)
+            return Entry(False, False, tuple(results), (), thread)
         return self._prompt(_first_text(content), thread)
 
     def _prompt(self, text: str | None, thread: Hashable) -> Entry:
-        if text is not None and text.lstrip().startswith(_NOTICE_PREFIXES):
+        text = text.lstrip() if text is not None else None
+        if text is not None and text.startswith(_NOTICE_PREFIXES):
             return PASS_OVER
         self._reply[thread] = None
-        output = text is not None and text.lstrip().startswith(_OUTPUT_PREFIXES)
+        output = text is not None and text.startswith(_OUTPUT_PREFIXES)
+        if thread is _MAIN:
+            return _MAIN_OUTPUT if output else _MAIN_PROMPT
         return Entry(opens_history=not output, boundary=True, thread=thread)
 
     def _result(self, block: dict) -> ToolResult:
-        return self.result_for(block.get("tool_use_id"), block.get("content"))
+        call_id = block.get("tool_use_id")
+        content = block.get("content")
+        if not isinstance(content, str):
+            return self.result_for(call_id, content)
+        # The common case, a plain text result, without the general path's calls.
+        return ToolResult(
+            call_id if isinstance(call_id, str) else None,
+            content == self.marker,
+            len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS,
+        )
 
     # -- repairs -----------------------------------------------------------------
 
