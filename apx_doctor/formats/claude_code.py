@@ -108,6 +108,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         self._reply_start: dict[Hashable, str | None] = {}  # thread -> that reply's first line
         self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
         self._session: str | None = None
+        self._previous: str | None = None  # the last uuid seen, in any thread
         self._thread: Hashable = _MAIN
 
     @classmethod
@@ -125,9 +126,27 @@ class ClaudeCodeAdapter(FormatAdapter):
         kind = obj.get("type")
         if not isinstance(kind, str):
             return None
-        thread = self._remember(obj)
+        # Every line passes here: each key is read once, and main-thread lines
+        # (most of them) take no helper call before their kind's own.
+        uuid = obj.get("uuid")
+        if not isinstance(uuid, str):
+            uuid = None
+        parent = obj.get("parentUuid")
+        if not isinstance(parent, str):
+            parent = None
+        elif parent == self._previous:
+            # Mostly the line just before: ``_parents`` then holds one copy of
+            # each uuid, not two (a third of the cost of a line, in memory traffic).
+            parent = self._previous
+        if self._session is None:
+            self._session = _str(obj.get("sessionId"))
+        thread = self._thread = _MAIN if obj.get("isSidechain") is not True else self._thread_of(obj, uuid, parent)
+        if uuid is not None:
+            self._parents[uuid] = parent
+            self._last[thread] = uuid
+            self._previous = uuid
         if kind == "assistant":
-            return self._assistant(obj, thread)
+            return self._assistant(obj, thread, uuid)
         if kind == "user":
             return self._user(obj, thread)
         if kind == "system" and obj.get("subtype") == "compact_boundary":
@@ -135,22 +154,6 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._reply[thread] = None
             return Entry(boundary=True, thread=thread)
         return PASS_OVER
-
-    def _remember(self, obj: dict) -> Hashable:
-        # Every line passes here: each key is read once, no helper calls on the main thread.
-        uuid = obj.get("uuid")
-        if not isinstance(uuid, str):
-            uuid = None
-        parent = obj.get("parentUuid")
-        if not isinstance(parent, str):
-            parent = None
-        if self._session is None:
-            self._session = _str(obj.get("sessionId"))
-        thread = self._thread = _MAIN if obj.get("isSidechain") is not True else self._thread_of(obj, uuid, parent)
-        if uuid is not None:
-            self._parents[uuid] = parent
-            self._last[thread] = uuid
-        return thread
 
     def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
         """The thread of a sidechain line."""
@@ -175,7 +178,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._sidechains[uuid] = thread
         return thread
 
-    def _assistant(self, obj: dict, thread: Hashable) -> Entry | None:
+    def _assistant(self, obj: dict, thread: Hashable, uuid: str | None) -> Entry | None:
         message = obj.get("message")
         if type(message) is not dict:
             return None
@@ -184,11 +187,16 @@ class ClaudeCodeAdapter(FormatAdapter):
             reply = _str(obj.get("requestId"))
         # Lines of the reply being written continue it; another reply closes its calls.
         new_reply = reply is None or self._reply.get(thread) != reply
-        self._reply[thread] = reply
         if new_reply:
-            self._reply_start[thread] = _str(obj.get("uuid"))
+            self._reply[thread] = reply
+            self._reply_start[thread] = uuid
         content = message.get("content")
-        calls = self._calls(obj, content, thread) if isinstance(content, list) else ()
+        calls = None
+        if isinstance(content, list):
+            for block in content:
+                if type(block) is dict and block.get("type") == "tool_use":
+                    calls = self._calls(obj, content, thread)
+                    break
         if calls:
             return Entry(False, new_reply, (), calls, thread)
         if thread is _MAIN:
@@ -222,7 +230,10 @@ class ClaudeCodeAdapter(FormatAdapter):
             return self._prompt(content, thread)
         if not isinstance(content, list):
             return None
-        results = [self._result(b) for b in content if type(b) is dict and b.get("type") == "tool_result"]
+        results = []
+        for block in content:
+            if type(block) is dict and block.get("type") == "tool_result":
+                results.append(self._result(block))
         if results:
             # Text beside results is what Claude Code attaches to them (reminders,
             # hook context), not a new prompt: other calls of the reply stay open.
