@@ -48,6 +48,9 @@ _INJECTED_PREFIXES = (
 
 _INJECTED_LONGEST = max(map(len, _INJECTED_PREFIXES))
 
+# How many timestamps are kept before they are weighed (see ``_weigh_stamps``).
+_STAMP_BATCH = 256
+
 # The output item type that answers each call type (the not-run record's type).
 _OUTPUT_FOR = {
     "function_call": "function_call_output",
@@ -67,10 +70,12 @@ class CodexAdapter(FormatAdapter):
         super().__init__(**kwargs)
         # The latest timestamp seen so far, as written and as a moment: an
         # inserted output takes it, so it is never earlier than its call.
-        # Lines written in the same millisecond repeat its text, and the same
-        # text cannot move it, so it is not parsed again.
         self._latest_text: str | None = None
         self._latest_moment: datetime | None = None
+        # Timestamps not weighed yet, in line order: parsing them a batch at a
+        # time costs a third of doing it line by line, and only an insertion
+        # needs the answer.
+        self._stamps: list[str] = []
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
@@ -89,16 +94,11 @@ class CodexAdapter(FormatAdapter):
         if not isinstance(kind, str) or not isinstance(payload, dict):
             return None
         timestamp = obj.get("timestamp")
-        if isinstance(timestamp, str) and timestamp != self._latest_text:
-            try:
-                moment = datetime.fromisoformat(timestamp)
-            except ValueError:
-                moment = None
-            # A moment with no zone cannot be compared with the zoned ones Codex writes.
-            if moment is not None and moment.tzinfo is not None:
-                if self._latest_moment is None or moment > self._latest_moment:
-                    self._latest_moment = moment
-                    self._latest_text = timestamp
+        if isinstance(timestamp, str):
+            stamps = self._stamps
+            stamps.append(timestamp)
+            if len(stamps) >= _STAMP_BATCH:
+                self._weigh_stamps()
         if kind != "response_item":
             # Events, turn context, session metadata, types not known yet.
             return _BOUNDARY if kind == "compacted" else PASS_OVER
@@ -121,6 +121,8 @@ class CodexAdapter(FormatAdapter):
         return self._item(payload)
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        if self._stamps:
+            self._weigh_stamps()
         timestamp = self._latest_text
         records = []
         for pending in closed:
@@ -148,6 +150,36 @@ class CodexAdapter(FormatAdapter):
         if item.get("type") == "tool_search_output" and item.get("execution") == "server":
             return PASS_OVER  # answered by the server, for a call it made itself
         return Entry(results=(self._result(item.get("call_id"), item.get("output")),))
+
+    def _weigh_stamps(self) -> None:
+        """Take the latest of the timestamps seen since the last call into account."""
+        stamps, self._stamps = self._stamps, []
+        try:
+            # One pass in C for the usual batch: every text a zoned timestamp.
+            moments = list(map(datetime.fromisoformat, stamps))
+            best = max(moments)  # TypeError where zoned and unzoned moments mix
+        except (ValueError, TypeError):
+            for stamp in stamps:
+                self._weigh(stamp)
+            return
+        if best.tzinfo is None:
+            return  # all without a zone: none can be compared with Codex's own
+        if self._latest_moment is None or best > self._latest_moment:
+            # The first of equal moments, as weighing them one by one would keep.
+            self._latest_moment = best
+            self._latest_text = stamps[moments.index(best)]
+
+    def _weigh(self, stamp: str) -> None:
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            return
+        # A moment with no zone cannot be compared with the zoned ones Codex writes.
+        if moment.tzinfo is None:
+            return
+        if self._latest_moment is None or moment > self._latest_moment:
+            self._latest_moment = moment
+            self._latest_text = stamp
 
     def _result(self, call_id: Any, output: Any) -> ToolResult:
         if isinstance(output, dict):  # {content, success} payloads of some writers

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from openai.types.responses import ResponseCustomToolCallOutputParam, ResponseInputItemParam
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 from pydantic import TypeAdapter
@@ -316,3 +318,52 @@ def test_timestamps_are_compared_as_moments_not_as_text() -> None:
     records = [_user(1, "go"), _call(2, "c1"), unreadable, {**_user(3, "next"), "timestamp": "2025-12-05T12:00:00+02:00"}]
     (inserted,) = repair_messages(records, format="codex").inserted
     assert inserted.record["timestamp"] == records[1]["timestamp"]
+
+
+# Texts a long rollout may hold: zoned moments (two texts for one instant),
+# moments without a zone, and text that is no time at all.
+_STAMP_POOL = [
+    "2025-12-05T11:00:01.000Z",
+    "2025-12-05T11:00:09.000Z",
+    "2025-12-05T13:00:09+02:00",  # the same instant as 11:00:09Z
+    "2025-12-05T11:30:00.000Z",
+    "2025-12-05T12:00:00+02:00",  # 10:00 UTC: earlier, though later as text
+    "2025-12-05T23:59:59",  # no zone: cannot be weighed against Codex's own
+    "not a time",
+    "2025-13-45T11:00:00.000Z",  # the shape of a time, but none
+]
+
+
+def _latest_zoned(stamps: list[str]) -> str | None:
+    """The rule, one timestamp at a time: the first text of the latest zoned moment."""
+    best: tuple[datetime, str] | None = None
+    for stamp in stamps:
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            continue
+        if moment.tzinfo is not None and (best is None or moment > best[0]):
+            best = (moment, stamp)
+    return best[1] if best else None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    runs=st.lists(st.tuples(st.sampled_from(_STAMP_POOL), st.integers(1, 300)), min_size=1, max_size=6),
+    at=st.integers(0, 1800),
+)
+# One instant written two ways: the first text is kept.
+@example(runs=[("2025-12-05T11:00:09.000Z", 3), ("2025-12-05T13:00:09+02:00", 3)], at=0)
+@example(runs=[("2025-12-05T11:00:09.000Z", 300), ("2025-12-05T13:00:09+02:00", 300)], at=0)
+def test_the_record_at_the_end_takes_the_latest_zoned_timestamp_of_a_long_rollout(
+    runs: list[tuple[str, int]], at: int
+) -> None:
+    # Runs of one text, long enough that timestamps are weighed in several
+    # batches, some of one kind only, some mixed; the call anywhere.
+    stamps = [stamp for stamp, length in runs for _ in range(length)]
+    events = [{**_event(3, "token_count"), "timestamp": stamp} for stamp in stamps]
+    at = min(at, len(events))
+    call = {k: v for k, v in _call(2, "c1").items() if k != "timestamp"}
+    records = [{k: v for k, v in _user(1, "go").items() if k != "timestamp"}, *events[:at], call, *events[at:]]
+    (inserted,) = repair_messages(records, format="codex").inserted
+    assert inserted.record.get("timestamp") == _latest_zoned(stamps)
