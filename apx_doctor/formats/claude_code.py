@@ -193,30 +193,23 @@ class ClaudeCodeAdapter(FormatAdapter):
         content = message.get("content")
         calls = None
         if isinstance(content, list):
+            # One pass: most lines hold one block, and most blocks are no call.
             for block in content:
-                if type(block) is dict and block.get("type") == "tool_use":
-                    calls = self._calls(obj, content, thread)
-                    break
+                if type(block) is not dict or block.get("type") != "tool_use":
+                    continue
+                call_id = block.get("id")
+                if not isinstance(call_id, str):
+                    continue
+                if calls is None:
+                    calls = []
+                    site = _CallSite(obj, self._reply_start.get(thread))
+                name = block.get("name")
+                calls.append(ToolCall(call_id, name if isinstance(name, str) else None, block.get("input"), True, site))
         if calls:
-            return Entry(False, new_reply, (), calls, thread)
+            return Entry(False, new_reply, (), tuple(calls), thread)
         if thread is _MAIN:
             return _MAIN_REPLY if new_reply else PASS_OVER
         return Entry(boundary=new_reply, thread=thread)
-
-    def _calls(self, obj: dict, content: list, thread: Hashable) -> tuple[ToolCall, ...]:
-        site: _CallSite | None = None
-        calls = []
-        for block in content:
-            if type(block) is not dict or block.get("type") != "tool_use":
-                continue
-            call_id = block.get("id")
-            if not isinstance(call_id, str):
-                continue
-            if site is None:
-                site = _CallSite(obj, self._reply_start.get(thread))
-            name = block.get("name")
-            calls.append(ToolCall(call_id, name if isinstance(name, str) else None, block.get("input"), True, site))
-        return tuple(calls)
 
     def _user(self, obj: dict, thread: Hashable) -> Entry | None:
         if obj.get("isMeta") is True:
