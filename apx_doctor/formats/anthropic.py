@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, str_or_none
+from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -66,15 +66,7 @@ class AnthropicAdapter(FormatAdapter):
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
-        level = Detection.NO
-        for obj in samples:
-            if not isinstance(obj, dict):
-                continue
-            verdict = _detect_one(obj)
-            if verdict == Detection.NO:
-                return Detection.NO
-            level = max(level, verdict)
-        return level
+        return detect_by_line(samples, _detect_one)
 
     def classify(self, obj: Any) -> Entry | None:
         if type(obj) is not dict:

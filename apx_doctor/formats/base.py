@@ -12,7 +12,7 @@ Adding a format is one new module in this package that defines ``ADAPTER``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from ..engine import Entry, PendingCall, ToolResult
 
@@ -126,6 +126,23 @@ class FormatAdapter:
         text = text_of(content)
         # The length test first: a set lookup hashes the whole (often long) result.
         return text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS
+
+
+def detect_by_line(samples: Sequence[Any], judge: Callable[[dict], int | None]) -> int:
+    """The surest ``Detection`` that ``judge`` gives any sample object; one NO vetoes.
+
+    ``judge`` returns None for an object that says nothing either way.
+    """
+    level = Detection.NO
+    for obj in samples:
+        if not isinstance(obj, dict):
+            continue
+        verdict = judge(obj)
+        if verdict == Detection.NO:
+            return Detection.NO
+        if verdict is not None:
+            level = max(level, verdict)
+    return level
 
 
 def str_or_none(value: Any) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import Detection, FormatAdapter, Insertion, str_or_none
+from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
 
 # Call types answered by the client, and whether an honest not-run output exists.
 # A shell_call_output needs an exit outcome, an apply_patch_call_output a
@@ -83,16 +83,7 @@ class ResponsesAdapter(FormatAdapter):
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
-        level = Detection.NO
-        for obj in samples:
-            if not isinstance(obj, dict):
-                continue
-            verdict = _detect_one(obj)
-            if verdict == Detection.NO:
-                return Detection.NO
-            if verdict is not None:
-                level = max(level, verdict)
-        return level
+        return detect_by_line(samples, _detect_one)
 
     def classify(self, obj: Any) -> Entry | None:
         if type(obj) is not dict:
