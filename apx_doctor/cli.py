@@ -285,45 +285,26 @@ def _options(command: str, flags: _Flags, settings, in_place: bool, output: str 
 
 
 def _process(paths: list[str], options, settings, flags: _Flags) -> list:
-    """Run every path; what the configuration says is applied to each report."""
+    """Run every path through the project's policy, telling the user as it goes."""
     from dataclasses import replace
 
-    from .advice import annotate
-    from .discover import contract_reason
-    from .model import Finding
-    from .runner import Mode, iter_paths
+    from . import checker
 
-    reports = []
     if len(paths) == 1 and not flags.quiet and sys.stderr.isatty():
         # One file: a byte progress bar if it takes a while (many files: the file count below).
         options = replace(options, progress=True)
+    planned = checker.plan(paths, options)
+    for item in planned:
+        if item.refused is not None:
+            typer.echo(f"apx-doctor: not editing {_shown(item.path)}: it is in the portable project contract ({item.refused})", err=True)
+    reports = []
     progress = _Progress(len(paths), enabled=not flags.quiet)
     try:
-        plan = []
-        for path in paths:
-            file_options = options
-            # Only an in-place fix needs the answer before the run; otherwise it is
-            # asked below, while the workers run (--jobs).
-            reason = contract_reason(path) if options.mode is Mode.IN_PLACE else None
-            if reason is not None:
-                # The contract is never written: the file is still checked, as a dry run.
-                typer.echo(f"apx-doctor: not editing {_shown(path)}: it is in the portable project contract ({reason})", err=True)
-                file_options = replace(options, mode=Mode.DRY_RUN)
-            plan.append((path, file_options))
-        # On all cores (--jobs): the same reports, in the same order, as one by one.
-        done = iter_paths([p for p, _ in plan], [o for _, o in plan], flags.jobs)
-        for (path, file_options), report in zip(plan, done):
-            reason = contract_reason(path)
-            if file_options is not options:
-                report.refused = reason
-            if reason is not None and report.error is None:
-                report.findings.insert(0, Finding("APX201", None, f"a transcript in the portable project contract ({reason}); transcripts are runtime state"))
-            report.findings = [f for f in report.findings if settings.enabled(f.code, path)]
-            annotate(report, file_options.mode.value, settings.read_only_tools, settings.side_effect_tools)
+        for item, report in zip(planned, checker.run(planned, settings, flags.jobs)):
             reports.append(report)
             if flags.verbose:
                 n = len(report.findings)
-                typer.echo(f"apx-doctor: {_shown(path)}: {report.format or '-'}, {n} finding{'' if n == 1 else 's'}", err=True)
+                typer.echo(f"apx-doctor: {_shown(item.path)}: {report.format or '-'}, {n} finding{'' if n == 1 else 's'}", err=True)
             progress.advance()
     finally:
         progress.stop()

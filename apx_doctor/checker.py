@@ -1,0 +1,61 @@
+"""The project's policy over the runner's reports.
+
+The runner checks one file at a time. This applies what the project says to
+every report: a transcript inside the portable project contract is never
+edited (its fix becomes a dry run) and is flagged APX201, the configuration's
+select, ignore and per-file-ignores filter the findings, and every interrupted
+call gets its recovery advice. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator, Sequence
+
+from .advice import annotate
+from .config import Config
+from .discover import contract_reason
+from .model import FileReport, Finding
+from .runner import Mode, RunOptions, iter_paths
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    path: str
+    options: RunOptions
+    # Why an in-place fix of this file became a dry run: it is in the contract.
+    refused: str | None = None
+
+
+def plan(paths: Sequence[str], options: RunOptions) -> list[Planned]:
+    if options.mode is not Mode.IN_PLACE:
+        # Only an in-place fix needs the contract answer before the run; the
+        # others are asked in ``finish``, while the workers run (--jobs).
+        return [Planned(path, options) for path in paths]
+    planned = []
+    for path in paths:
+        reason = contract_reason(path)
+        if reason is None:
+            planned.append(Planned(path, options))
+        else:
+            # The contract is never written: the file is still checked, as a dry run.
+            planned.append(Planned(path, replace(options, mode=Mode.DRY_RUN), reason))
+    return planned
+
+
+def run(planned: Sequence[Planned], settings: Config, jobs: int | None) -> Iterator[FileReport]:
+    """The finished reports of ``planned``, in order; on ``jobs`` processes (None: all cores)."""
+    done = iter_paths([p.path for p in planned], [p.options for p in planned], jobs)
+    for item, report in zip(planned, done):
+        yield finish(item, report, settings)
+
+
+def finish(item: Planned, report: FileReport, settings: Config) -> FileReport:
+    reason = item.refused or contract_reason(item.path)
+    report.refused = item.refused
+    if reason is not None and report.error is None:
+        message = f"a transcript in the portable project contract ({reason}); transcripts are runtime state"
+        report.findings.insert(0, Finding("APX201", None, message))
+    report.findings = [f for f in report.findings if settings.enabled(f.code, item.path)]
+    annotate(report, item.options.mode.value, settings.read_only_tools, settings.side_effect_tools)
+    return report
