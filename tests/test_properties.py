@@ -8,8 +8,6 @@ APX001 finding.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 
 import orjson
 import pytest
@@ -21,10 +19,7 @@ from apx_doctor.doctor import RepairOptions
 
 import strategies
 
-MODULES = [
-    importlib.import_module(f"{strategies.__name__}.{info.name}")
-    for info in pkgutil.iter_modules(strategies.__path__)
-]
+MODULES = list(strategies.by_format().values())
 
 
 def _encode(lines: list, newline: bytes) -> bytes:

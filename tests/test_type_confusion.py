@@ -17,9 +17,7 @@ missing). Then:
 from __future__ import annotations
 
 import copy
-import importlib
 import os
-import pkgutil
 import re
 from functools import cache
 from pathlib import Path
@@ -139,21 +137,11 @@ def _golden(fmt: str) -> tuple[tuple[Any, ...], ...]:
     return tuple(x for x in found if x)
 
 
-@cache
-def _strategy_modules() -> dict[str, Any]:
-    found = {}
-    for info in pkgutil.iter_modules(strategies.__path__):
-        module = importlib.import_module(f"{strategies.__name__}.{info.name}")
-        if hasattr(module, "FORMAT") and hasattr(module, "histories"):
-            found[module.FORMAT] = module
-    return found
-
-
 def _sources(fmt: str) -> st.SearchStrategy[list[Any]]:
     choices = []
     if _golden(fmt):
         choices.append(st.sampled_from(_golden(fmt)).map(list))
-    module = _strategy_modules().get(fmt)
+    module = strategies.by_format().get(fmt)
     if module is not None:
         choices.append(module.histories())
     if not choices:

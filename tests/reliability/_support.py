@@ -7,9 +7,7 @@ golden cases and of the shared corpus (shuffled, cut and repeated at random).
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 from pathlib import Path
 from types import ModuleType
 
@@ -29,12 +27,7 @@ CORPUS = TESTS.parent / ".." / "shared" / "corpus"
 def strategy_modules() -> dict[str, ModuleType]:
     import strategies
 
-    found = {}
-    for info in pkgutil.iter_modules(strategies.__path__):
-        module = importlib.import_module(f"{strategies.__name__}.{info.name}")
-        if hasattr(module, "FORMAT") and hasattr(module, "histories"):
-            found[module.FORMAT] = module
-    return found
+    return strategies.by_format()
 
 
 def sample_lines(fmt: str) -> list[bytes]:
