@@ -82,16 +82,36 @@ class Step:
 _ANSWERED = 1
 _INTERRUPTED = 2
 
+# How many settled calls a thread remembers at least (and at most twice as
+# many): a stray result for one of them is a duplicate (APX003) or late
+# (APX004); for a call settled longer ago it is an orphan (APX002), as it is
+# to an API, which pairs a result only with the turn before it. Bounded, so
+# memory stays flat however long the history grows.
+SETTLED_MEMORY = 10_000
+
 
 class _Thread:
-    __slots__ = ("started", "pending", "settled")
+    __slots__ = ("started", "pending", "settled", "settled_before")
 
     def __init__(self) -> None:
         self.started = False
         self.pending: dict[str, PendingCall] = {}
-        # Every call id that was closed, and how: tells a duplicate from a late
-        # result from an orphan.
+        # Recently closed call ids, and how: tells a duplicate from a late
+        # result from an orphan. Two generations: when ``settled`` is full it
+        # becomes ``settled_before`` and the oldest generation is forgotten.
         self.settled: dict[str, int] = {}
+        self.settled_before: dict[str, int] = {}
+
+    def settle(self, call_id: str, how: int) -> None:
+        settled = self.settled
+        if len(settled) >= SETTLED_MEMORY and call_id not in settled:
+            self.settled_before = settled
+            settled = self.settled = {}
+        settled[call_id] = how
+
+    def how_settled(self, call_id: str) -> int | None:
+        how = self.settled.get(call_id)
+        return self.settled_before.get(call_id) if how is None else how
 
 
 class PairingEngine:
@@ -140,19 +160,19 @@ class PairingEngine:
         for result in results:
             pending = thread.pending.pop(result.call_id, None)
             if pending is not None:
-                thread.settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
+                thread.settle(result.call_id, _INTERRUPTED if result.not_run else _ANSWERED)
                 if result.placeholder:
                     step = step or Step()
                     step.findings.append(_placeholder(line, pending))
                 continue
             step = step or Step()
             step.stray.append(result)
-            step.findings.append(_stray(line, result, thread.settled.get(result.call_id)))
+            step.findings.append(_stray(line, result, thread.how_settled(result.call_id)))
         return step
 
     def _close(self, thread: _Thread, step: Step) -> None:
         for call_id, pending in thread.pending.items():
-            thread.settled[call_id] = _INTERRUPTED
+            thread.settle(call_id, _INTERRUPTED)
             step.closed.append(pending)
             step.findings.append(_interrupted(pending))
         thread.pending = {}

@@ -69,13 +69,14 @@ _RULES = (
         code="APX002",
         name="orphan-tool-result",
         severity=Severity.WARNING,
-        summary="a tool result answers no call that was ever made",
+        summary="a tool result answers no pending or recently settled call",
         fix="removed only with --drop-orphans",
         fix_safety=FixSafety.OPT_IN,
         explanation=(
-            "The result names a call id that no assistant entry before it requested. It is ignored "
-            "for pairing: it never answers a later call. APIs refuse it "
-            "(Anthropic: unexpected `tool_use_id` found in `tool_result` blocks)."
+            "The result names a call id that no assistant entry before it requested, or one settled "
+            "more than 10,000 calls earlier in its thread (the doctor remembers that many, so memory "
+            "stays flat on histories of any length). It is ignored for pairing: it never answers a "
+            "later call. APIs refuse it (Anthropic: unexpected `tool_use_id` found in `tool_result` blocks)."
         ),
         example='{"role":"user","content":"hi"}\n{"role":"tool","tool_call_id":"call_9","content":"42"}',
     ),

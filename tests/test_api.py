@@ -84,3 +84,25 @@ def test_library_and_cli_agree(tmp_path: Path) -> None:
 def test_unknown_format_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown format"):
         check_messages(HISTORY, format="yaml")
+
+
+def test_a_stray_result_is_duplicate_or_late_within_the_remembered_calls_and_an_orphan_beyond() -> None:
+    from apx_doctor.engine import SETTLED_MEMORY
+
+    def turn(call_id: str, answered: bool) -> list[dict]:
+        answer = [{"role": "tool", "tool_call_id": call_id, "content": "ok"}] if answered else []
+        return [{"role": "assistant", "content": None, "tool_calls": [_call(call_id)]}, *answer, {"role": "user", "content": "go on"}]
+
+    history = [{"role": "user", "content": "start"}, *turn("answered", True), *turn("lost", False)]
+    strays = [
+        {"role": "tool", "tool_call_id": "answered", "content": "again"},
+        {"role": "tool", "tool_call_id": "lost", "content": "late"},
+    ]
+    codes = [f.code for f in check_messages(history + strays) if f.code != "APX001"]
+    assert codes == ["APX003", "APX004"]
+    # Twice the remembered number of calls later, both are forgotten: the
+    # strays answer nothing an API would pair them with.
+    for n in range(2 * SETTLED_MEMORY):
+        history += turn(f"c{n}", True)
+    codes = [f.code for f in check_messages(history + strays) if f.code != "APX001"]
+    assert codes == ["APX002", "APX002"]
