@@ -6,7 +6,6 @@ when it is used so the CLI starts fast.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
 from typing import IO, Sequence
 
@@ -17,15 +16,28 @@ _MODULES = {"text": "text", "json": "json", "json-lines": "jsonlines", "github":
 OUTPUT_FORMATS = tuple(_MODULES)
 
 
-@dataclass(frozen=True, slots=True)
 class RenderContext:
-    command: str  # "check" or "fix"
-    mode: str  # runner.Mode value
-    out: IO[str]  # findings
-    err: IO[str]  # summary, progress, errors
-    quiet: bool = False
-    color: bool | None = None  # None: decide from the stream and NO_COLOR / FORCE_COLOR
-    show_all: bool = False  # text: every row, not the first rows per file
+    """What a reporter is told besides the reports. A plain class: a dataclass costs start-up a millisecond."""
+
+    __slots__ = ("command", "mode", "out", "err", "quiet", "color", "show_all")
+
+    def __init__(
+        self,
+        command: str,
+        mode: str,
+        out: IO[str],
+        err: IO[str],
+        quiet: bool = False,
+        color: bool | None = None,
+        show_all: bool = False,
+    ) -> None:
+        self.command = command  # "check" or "fix"
+        self.mode = mode  # runner.Mode value
+        self.out = out  # findings
+        self.err = err  # summary, progress, errors
+        self.quiet = quiet
+        self.color = color  # None: decide from the stream and NO_COLOR / FORCE_COLOR
+        self.show_all = show_all  # text: every row, not the first rows per file
 
 
 def render(name: str, reports: Sequence[FileReport], ctx: RenderContext) -> None:

@@ -2,22 +2,26 @@
 
 Every piece of transcript text goes through ``printable`` and reaches Rich as a
 ``Text`` object, so it is never read as markup and never written raw.
+
+Rich is imported only when there is something to draw: a clean run prints just
+its summary, which is written here byte for byte as Rich would write it (see
+``plain_line``), so a check of a clean file starts fast.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+import sys
+from typing import TYPE_CHECKING, Sequence
 
 from ..model import FileReport, Finding
 from ..rules import Severity
-from ..safe import printable
 from . import RenderContext, summary, summary_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 ARGUMENTS_WIDTH = 80
@@ -32,6 +36,8 @@ PIPE_WIDTH = 120
 
 
 def console(stream, color: bool | None) -> Console:
+    from rich.console import Console
+
     return Console(
         file=stream,
         width=None if _sized(stream) else PIPE_WIDTH,
@@ -53,6 +59,36 @@ def _sized(stream) -> bool:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    if not any(_draws(report, ctx) for report in reports):
+        # Nothing but the summary: no tables, so no Rich unless only it can tell the bytes.
+        if not ctx.quiet:
+            line, style = summary_text(reports, ctx), _summary_style(reports)
+            plain = plain_line(ctx.err, ctx.color, line, style)
+            if plain is None:
+                from rich.text import Text
+
+                console(ctx.err, ctx.color).print(Text(line, style=style))
+            else:
+                _write(ctx.err, plain)
+        return
+    _render_rich(reports, ctx)
+
+
+def _draws(report: FileReport, ctx: RenderContext) -> bool:
+    """Whether ``_render_rich`` prints anything for ``report`` besides the summary."""
+    return bool(
+        report.error is not None
+        or report.findings
+        or (ctx.command == "fix" and report.edits)
+        or (ctx.mode == "in-place" and report.written)
+    )
+
+
+def _render_rich(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    from rich.text import Text
+
+    from ..safe import printable
+
     out = console(ctx.out, ctx.color)
     err = console(ctx.err, ctx.color)
     for report in reports:
@@ -74,18 +110,30 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
 
 def _more(out: Console, total: int, limit: int | None, what: str) -> None:
     """Count the rows a long table leaves out: thousands of rows help nobody, and cost seconds."""
+    from rich.text import Text
+
     if limit is not None and total > limit:
         left = total - limit
         out.print(Text(f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)", style="dim"))
 
 
 def _title(report: FileReport) -> Text:
+    from rich.text import Text
+
+    from ..safe import printable
+
     title = Text(printable(report.path), style="bold")
     title.append(f"  ({report.format})", style="dim")
     return title
 
 
 def _findings_table(report: FileReport, limit: int | None = None) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..safe import printable
+
     table = Table(title=_title(report), title_justify="left", box=box.SIMPLE_HEAD, expand=False)
     table.add_column("Line", justify="right", no_wrap=True)
     table.add_column("Code", no_wrap=True)
@@ -132,6 +180,12 @@ _KIND_STYLE = {"read-only": "green", "side-effects": "bold yellow", "unknown": "
 
 
 def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..safe import printable
+
     verb = {"dry-run": "would be made (dry run, nothing written)"}.get(mode, "made")
     title = Text(f"Repairs to {printable(report.path)} {verb}", style="bold")
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
@@ -155,6 +209,94 @@ def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Tab
 
 
 def _summary_line(reports: Sequence[FileReport], ctx: RenderContext) -> Text:
+    from rich.text import Text
+
+    return Text(summary_text(reports, ctx), style=_summary_style(reports))
+
+
+def _summary_style(reports: Sequence[FileReport]) -> str:
     s = summary(reports)
-    style = "bold red" if s["errors"] or s["failed"] else "bold green"
-    return Text(summary_text(reports, ctx), style=style)
+    return "bold red" if s["errors"] or s["failed"] else "bold green"
+
+
+# The SGR parameters Rich writes for a summary's style, the same in every colour
+# system (standard, 256, truecolor): bold, then a standard foreground colour.
+_SGR = {"bold green": "1;32", "bold red": "1;31"}
+
+
+def plain_line(stream, color: bool | None, line: str, style: str) -> str | None:
+    """What ``console(stream, color).print(Text(line, style=style))`` writes, or None.
+
+    None where only Rich can tell: Windows, Jupyter, a dumb terminal, colour left
+    to Rich with NO_COLOR set (Rich keeps bold), text that is not plain ASCII, a
+    style not in ``_SGR``, or a line wider than the console (Rich folds it). Everywhere
+    else the same decisions as Rich: a terminal or not (``color``, else
+    TTY_COMPATIBLE, FORCE_COLOR, the stream), and the console width.
+    """
+    if sys.platform == "win32" or style not in _SGR or not (line.isascii() and line.isprintable()):
+        return None
+    import builtins
+
+    if hasattr(builtins, "get_ipython"):  # IPython or Jupyter: Rich may display, not write
+        return None
+    environ = os.environ
+    terminal = color if color is not None else _is_terminal(stream, environ)
+    if terminal:
+        if environ.get("TERM", "").lower() in ("dumb", "unknown"):
+            return None
+        if color is None and environ.get("NO_COLOR", "") != "":
+            return None
+    width = _console_width(stream, environ)
+    if len(line) > width:
+        return None
+    return f"\x1b[{_SGR[style]}m{line}\x1b[0m\n" if terminal else line + "\n"
+
+
+def _is_terminal(stream, environ) -> bool:
+    """Rich's ``Console.is_terminal`` when the terminal is not forced either way."""
+    if hasattr(sys.stdin, "__module__") and sys.stdin.__module__.startswith("idlelib"):
+        return False
+    tty_compatible = environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "1"
+    force_color = environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color != ""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return False if isatty is None else bool(isatty())
+    except ValueError:
+        return False
+
+
+def _console_width(stream, environ) -> int:
+    """Rich's ``Console.width`` for ``console(stream, ...)`` (not a dumb terminal, not Windows)."""
+    columns = environ.get("COLUMNS")
+    if not _sized(stream):
+        return PIPE_WIDTH
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    width = None
+    for std, default in ((sys.__stdin__, 0), (sys.__stdout__, 1), (sys.__stderr__, 2)):
+        # Rich asks the standard streams' descriptors in this order, the first terminal wins.
+        try:
+            fd = std.fileno()
+        except Exception:
+            fd = default
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    return width or 80
+
+
+def _write(stream, text: str) -> None:
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        # What Rich does when the reader has gone: nothing more to stdout, exit 1.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(1) from None
