@@ -9,22 +9,25 @@ call gets its recovery advice. Nothing here prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Iterator, Sequence
 
-from .advice import annotate
 from .config import Config
 from .discover import contract_reason
 from .model import FileReport, Finding
 from .runner import Mode, RunOptions, iter_paths
 
 
-@dataclass(frozen=True, slots=True)
 class Planned:
-    path: str
-    options: RunOptions
-    # Why an in-place fix of this file became a dry run: it is in the contract.
-    refused: str | None = None
+    """One input and how it is run. A plain class: a dataclass costs a CLI's start-up a millisecond."""
+
+    __slots__ = ("path", "options", "refused")
+
+    def __init__(self, path: str, options: RunOptions, refused: str | None = None) -> None:
+        self.path = path
+        self.options = options
+        # Why an in-place fix of this file became a dry run: it is in the contract.
+        self.refused = refused
 
 
 def plan(paths: Sequence[str], options: RunOptions) -> list[Planned]:
@@ -57,5 +60,8 @@ def finish(item: Planned, report: FileReport, settings: Config) -> FileReport:
         message = f"a transcript in the portable project contract ({reason}); transcripts are runtime state"
         report.findings.insert(0, Finding("APX201", None, message))
     report.findings = [f for f in report.findings if settings.enabled(f.code, item.path)]
-    annotate(report, item.options.mode.value, settings.read_only_tools, settings.side_effect_tools)
+    if report.findings:  # advice is for interrupted calls; a clean run never imports it
+        from .advice import annotate
+
+        annotate(report, item.options.mode.value, settings.read_only_tools, settings.side_effect_tools)
     return report

@@ -9,7 +9,6 @@ applied on top by the CLI: they win.
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -69,43 +68,64 @@ def _glob_matches(root: Path, path: str, pattern: str) -> bool:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.apx-doctor] table, as ruff looks for [tool.ruff]."""
+    found = _find(start)
+    return None if found is None else found[0]
+
+
+def _find(start: Path) -> tuple[Path, dict[str, Any] | None] | None:
+    """The nearest pyproject.toml with our table, and its parsed data when ``load`` can take it as is."""
     for folder in (start.resolve(), *start.resolve().parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file() and _has_section(candidate):
-            return candidate
+        if candidate.is_file():
+            has, data = _section(candidate)
+            if has:
+                return candidate, data
     return None
 
 
-def _has_section(path: Path) -> bool:
+def _section(path: Path) -> tuple[bool, dict[str, Any] | None]:
+    """Whether ``path`` has a [tool.apx-doctor] table; the parsed file, if it decoded cleanly."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
+        return False, None
+    if "apx-doctor" not in text and "\\u" not in text and "\\U" not in text:
+        # No key can spell apx-doctor: TOML keys are written out, and only a
+        # \u or \U escape in a quoted key makes letters or "-". Nothing to parse.
+        return False, None
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         # A broken file that mentions us is reported by ``load``, not skipped.
-        return "apx-doctor" in text
+        return "apx-doctor" in text, None
     tool = data.get("tool")
-    return isinstance(tool, dict) and "apx-doctor" in tool
+    # Replaced bytes would make ``load``'s strict reading fail: it reads again.
+    return isinstance(tool, dict) and "apx-doctor" in tool, None if "\ufffd" in text else data
 
 
 def load(path: str | None = None, *, isolated: bool = False, cwd: Path | None = None) -> Config:
     """The configuration for this run (defaults when there is none)."""
     if isolated:
         return Config()
+    data = None
     if path is not None:
         source = Path(path)
         if not source.is_file():
             raise UsageError(f"--config {path}: no such file")
     else:
-        source = find_pyproject(cwd or Path.cwd())
-        if source is None:
+        found = _find(cwd or Path.cwd())
+        if found is None:
             return Config()
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{source}: cannot read the configuration: {exc}") from None
+        source, data = found
+    if data is None:
+        import tomllib
+
+        try:
+            data = tomllib.loads(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{source}: cannot read the configuration: {exc}") from None
     table: Any = data
     for key in SECTION:
         table = table.get(key, {}) if isinstance(table, dict) else {}

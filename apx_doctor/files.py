@@ -10,10 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import stat
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator
@@ -31,7 +29,19 @@ TEMP_SUFFIX = ".tmp"
 STALE_AFTER = 15 * 60
 
 
+def __getattr__(name: str):
+    # socket and tempfile are imported when a run first writes (a check never
+    # does: it starts faster), yet stay reachable as this module's attributes.
+    if name in ("socket", "tempfile"):
+        import importlib
+
+        return importlib.import_module(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _host_tag() -> str:
+    import socket
+
     return f"{zlib.crc32(socket.gethostname().encode()) & 0xFFFF:04x}"
 
 
@@ -131,6 +141,8 @@ class _AtomicTemp:
         remove_stale_temps(folder or ".")
         # The name keeps a bounded part of the target's, so it fits NAME_MAX.
         prefix = f".{name[:100]}{TEMP_TAG}{_owner()}-"
+        import tempfile
+
         try:
             fd, self.name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=folder or ".")
         except OSError as exc:
@@ -339,6 +351,8 @@ class Sidecar:
     def __init__(self, source: str) -> None:
         self.source = os.path.realpath(source)
         self.path = self.source + REJECTED_SUFFIX
+        import tempfile
+
         self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
         self.count = 0
         self._fd: int | None = None
@@ -425,6 +439,8 @@ class StdoutSink:
 
     def __init__(self, sidecar: Sidecar | None = None) -> None:
         self.sidecar = sidecar
+        import tempfile
+
         self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
         self.keep = self.write = self.buffer.write
 
