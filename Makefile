@@ -14,7 +14,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# An editable install compiles nothing, and PYTHONDONTWRITEBYTECODE keeps it so:
+# without bytecode every start-up compiles the package again, which a
+# non-editable pip install would not. compileall redoes only changed files.
 install: $(STAMP)
+	@$(BIN)/python -m compileall -q apx_doctor
 
 demo: install
 	@echo '$$ apx-doctor check examples/dashboard.jsonl'
