@@ -40,8 +40,9 @@ class HistoryDoctor:
         self.engine = PairingEngine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
         self.findings: list[Finding] = []
         self.edits: list[Edit] = []
-        # Asked on every line, so skipped where the adapter keeps the base (no links).
-        self._relinks = type(adapter).relink is not FormatAdapter.relink
+        # Asked on every line, so skipped where it cannot change anything: the
+        # adapter keeps the base (no links), or no line is removed.
+        self.relinks = type(adapter).relink is not FormatAdapter.relink and options.drop_orphans
 
     def entry(self, number: int, obj: Any, classified: Entry | None = None) -> Verdict | None:
         """Feed the parsed entry numbered ``number``; None means write it as it is.
@@ -53,11 +54,11 @@ class HistoryDoctor:
             return self._review(number, obj)
         entry = self.adapter.classify(obj) if classified is None else classified
         if entry is None:
-            self.findings.append(Finding("APX104", number, _UNRECOGNISED.format(fmt=self.adapter.name)))
+            self.unrecognised(number)
             return None
         step = self.engine.feed(number, entry)
-        verdict = None if step is None else self._apply(number, step, obj)
-        if self._relinks and (verdict is None or verdict.replace is None):
+        verdict = None if step is None else self.apply(number, step, obj)
+        if self.relinks and (verdict is None or verdict.replace is None):
             # A removed line's children must point past it (linked formats only).
             relinked = self.adapter.relink(obj)
             if relinked is not None:
@@ -65,6 +66,9 @@ class HistoryDoctor:
                 verdict.replace = relinked
                 self.edits.append(Edit("replace", number, relinked))
         return verdict
+
+    def unrecognised(self, number: int) -> None:
+        self.findings.append(Finding("APX104", number, _UNRECOGNISED.format(fmt=self.adapter.name)))
 
     def _review(self, number: int, obj: Any) -> Verdict | None:
         review = self.adapter.review_line(number, obj, self.options)
@@ -77,9 +81,10 @@ class HistoryDoctor:
         step = self.engine.finish()
         if step is None:
             return None
-        return self._apply(number, step, None)
+        return self.apply(number, step, None)
 
-    def _apply(self, number: int, step: Step, obj: Any) -> Verdict | None:
+    def apply(self, number: int, step: Step, obj: Any) -> Verdict | None:
+        """Record what the engine decided at entry ``number`` and plan the writes around it."""
         self.findings.extend(step.findings)
         verdict: Verdict | None = None
         closed = [p for p in step.closed if p.call.fixable]
