@@ -295,6 +295,7 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
 
     from . import checker
 
+    _settle()
     if len(paths) == 1 and not flags.quiet and sys.stderr.isatty():
         # One file: a byte progress bar if it takes a while (many files: the file count below).
         options = replace(options, progress=True)
@@ -314,6 +315,22 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
     finally:
         progress.stop()
     return reports
+
+
+def _settle() -> None:
+    """Freeze what start-up built, in apx-doctor's own process only.
+
+    The modules, classes and functions imported so far live until exit, so no
+    garbage collection needs to walk them again: not one a long run triggers,
+    not a --jobs worker's (forked: walking them would copy their pages), and
+    not the last one at exit, which for a clean check of a small file is about
+    a tenth of its time. A program that imports the CLI (a test runner, a
+    library caller) keeps its collector as it was.
+    """
+    if _OWN_PROCESS:
+        import gc
+
+        gc.freeze()
 
 
 def _shown(path: str) -> str:
@@ -441,5 +458,12 @@ def _usage_error(message: str) -> NoReturn:
     raise typer.Exit(EXIT_TROUBLE)
 
 
+# Set by main(): this process is apx-doctor's own (the console script,
+# python -m apx_doctor), not a program that imports the CLI.
+_OWN_PROCESS = False
+
+
 def main() -> None:
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
     app()

@@ -21,25 +21,30 @@ from apx_doctor.formats import format_names
 
 CLEAN = b'{"role":"user","content":"hi"}\n'
 
-# Runs the CLI as the console script does, then prints the modules it loaded.
+# Runs the CLI as the console script does, then prints the modules it loaded
+# and how many objects the garbage collector was told to leave alone.
 _PROBE = """
-import json, sys
+import gc, json, sys
 from apx_doctor.cli import main
 sys.argv = ["apx-doctor", *sys.argv[1:]]
 try:
     main()
 except SystemExit:
     pass
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({"modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}))
 """
 
 
-def _loaded(cwd: Path, *args: str) -> set[str]:
+def _probe(cwd: Path, *args: str) -> dict:
     env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
     )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _loaded(cwd: Path, *args: str) -> set[str]:
+    return set(_probe(cwd, *args)["modules"])
 
 
 def test_input_format_choices_are_the_registry(tmp_path: Path) -> None:
@@ -71,6 +76,25 @@ def test_findings_still_bring_rich_and_advice(tmp_path: Path) -> None:
 def test_version_loads_no_adapter(tmp_path: Path) -> None:
     loaded = _loaded(tmp_path, "--version")
     assert not {m for m in loaded if m.startswith("apx_doctor.formats")}
+
+
+def test_the_cli_process_freezes_what_start_up_built(tmp_path: Path) -> None:
+    (tmp_path / "one.jsonl").write_bytes(CLEAN)
+    assert _probe(tmp_path, "check", "--isolated", "one.jsonl")["frozen"] > 0
+
+
+def test_a_program_that_runs_the_cli_keeps_its_collector(tmp_path: Path) -> None:
+    import gc
+
+    from typer.testing import CliRunner
+
+    from apx_doctor.cli import app
+
+    (tmp_path / "one.jsonl").write_bytes(CLEAN)
+    frozen = gc.get_freeze_count()
+    result = CliRunner().invoke(app, ["check", "--isolated", str(tmp_path / "one.jsonl")])
+    assert result.exit_code == 0
+    assert gc.get_freeze_count() == frozen
 
 
 # The configuration is parsed only from a pyproject.toml that can configure us; these are the ones that can.
