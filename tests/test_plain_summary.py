@@ -103,3 +103,18 @@ def test_a_report_with_findings_is_drawn_by_rich(monkeypatch) -> None:
     text.render([report], RenderContext(command="check", mode="check", out=out, err=err))
     assert "APX105" in out.getvalue()
     assert err.getvalue() == "1 file checked, 0 errors, 1 warning\n"
+
+
+def test_what_only_rich_can_tell_is_left_to_rich(monkeypatch) -> None:
+    from rich.console import Console
+    from rich.file_proxy import FileProxy
+
+    for name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TERM", "COLUMNS"):
+        monkeypatch.delenv(name, raising=False)
+    line = "1 file checked, 0 errors, 0 warnings"
+    assert text.plain_line(_Stream(False), None, line, "bold green") is not None
+    assert text.plain_line(FileProxy(Console(file=_Stream(False)), _Stream(False)), None, line, "bold green") is None
+    assert text.plain_line(_Stream(False), None, "1 file checked: caf\u00e9", "bold green") is None
+    assert text.plain_line(_Stream(False), None, line, "dim") is None
+    monkeypatch.setattr("sys.platform", "win32")
+    assert text.plain_line(_Stream(False), None, line, "bold green") is None

@@ -227,17 +227,20 @@ _SGR = {"bold green": "1;32", "bold red": "1;31"}
 def plain_line(stream, color: bool | None, line: str, style: str) -> str | None:
     """What ``console(stream, color).print(Text(line, style=style))`` writes, or None.
 
-    None where only Rich can tell: Windows, Jupyter, a dumb terminal, colour left
-    to Rich with NO_COLOR set (Rich keeps bold), text that is not plain ASCII, a
-    style not in ``_SGR``, or a line wider than the console (Rich folds it). Everywhere
-    else the same decisions as Rich: a terminal or not (``color``, else
-    TTY_COMPATIBLE, FORCE_COLOR, the stream), and the console width.
+    None where only Rich can tell: Windows, Jupyter, a stream Rich stands in for
+    while it draws, a dumb terminal, colour left to Rich with NO_COLOR set (Rich
+    keeps bold), text that is not plain ASCII, a style not in ``_SGR``, or a line
+    wider than the console (Rich folds it). Everywhere else the same decisions
+    as Rich: a terminal or not (``color``, else TTY_COMPATIBLE, FORCE_COLOR, the
+    stream), and the console width.
     """
     if sys.platform == "win32" or style not in _SGR or not (line.isascii() and line.isprintable()):
         return None
     import builtins
 
     if hasattr(builtins, "get_ipython"):  # IPython or Jupyter: Rich may display, not write
+        return None
+    if hasattr(stream, "rich_proxied_file"):  # a live Rich display's stand-in: Rich writes past it
         return None
     environ = os.environ
     terminal = color if color is not None else _is_terminal(stream, environ)
