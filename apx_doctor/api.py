@@ -70,16 +70,37 @@ def repair_messages(
     doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
     out: list[Any] = []
     inserted: list[Inserted] = []
-    for number, message in enumerate(messages, 1):
-        verdict = _entry(doctor, number, message)
-        if verdict is None:
-            out.append(message)
-            continue
-        _insert(out, inserted, verdict.insert)
-        if verdict.replace is None:
-            out.append(message)
-        elif verdict.replace is not DROP:
-            out.append(verdict.replace)
+    # ``HistoryDoctor.entry`` unrolled where it may be, as in the streaming
+    # check: the doctor is asked only where the engine found something. A
+    # runtime calls this before every request, on histories of any length.
+    unrolled = not doctor.adapter.one_history_a_line and not doctor.relinks
+    classify, feed, apply, append = doctor.adapter.classify, doctor.engine.feed, doctor.apply, out.append
+    number = 0
+    try:
+        for number, message in enumerate(messages, 1):
+            if unrolled:
+                entry = classify(message)
+                if entry is None:
+                    doctor.unrecognised(number)
+                    append(message)
+                    continue
+                step = feed(number, entry)
+                if step is None:
+                    append(message)
+                    continue
+                verdict = apply(number, step, message)
+            else:
+                verdict = doctor.entry(number, message)
+            if verdict is None:
+                append(message)
+                continue
+            _insert(out, inserted, verdict.insert)
+            if verdict.replace is None:
+                append(message)
+            elif verdict.replace is not DROP:
+                append(verdict.replace)
+    except _ADAPTER_TROUBLE as exc:
+        raise _trouble(doctor, f"the message at index {number - 1}", exc) from exc
     verdict = _end(doctor, len(messages) + 1)
     if verdict is not None:
         _insert(out, inserted, verdict.insert)

@@ -157,10 +157,16 @@ class PairingEngine:
     def _take_results(
         self, thread: _Thread, line: int, results: tuple[ToolResult, ...], step: Step | None
     ) -> Step | None:
+        pop, settled = thread.pending.pop, thread.settled
         for result in results:
-            pending = thread.pending.pop(result.call_id, None)
+            pending = pop(result.call_id, None)
             if pending is not None:
-                thread.settle(result.call_id, _INTERRUPTED if result.not_run else _ANSWERED)
+                # ``_Thread.settle`` inlined: this runs for every result of a history.
+                if len(settled) >= SETTLED_MEMORY:
+                    thread.settle(result.call_id, _INTERRUPTED if result.not_run else _ANSWERED)
+                    settled = thread.settled
+                else:
+                    settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
                 if result.placeholder:
                     step = step or Step()
                     step.findings.append(_placeholder(line, pending))
