@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:  # pragma: no cover
+    from decimal import Decimal
 
 BOM = b"\xef\xbb\xbf"
 
@@ -39,10 +41,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _exact_int(text: str) -> int | Decimal:
+def _exact_int(text: str) -> "int | Decimal":
     try:
         return int(text)
     except ValueError:  # beyond the interpreter's digit limit
+        from decimal import Decimal
+
         return Decimal(text)
 
 
@@ -98,6 +102,8 @@ def _escape_surrogate(match: re.Match[str]) -> str:
 
 
 def _decimal(value: Any) -> Any:
+    from decimal import Decimal
+
     if isinstance(value, Decimal):
         return float(value)
     raise TypeError(f"cannot serialise {type(value).__name__}")

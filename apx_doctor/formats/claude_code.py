@@ -21,14 +21,15 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Sequence
-from hashlib import sha1
-from uuid import NAMESPACE_URL, UUID, uuid5
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
-_NAMESPACE = uuid5(NAMESPACE_URL, "https://github.com/apx-doctor/apx-doctor/formats/claude-code")
+# The namespace is uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a
+# check, which inserts nothing, imports neither uuid nor hashlib.
+NAMESPACE_NAME = "https://github.com/apx-doctor/apx-doctor/formats/claude-code"
+_NAMESPACE = bytes.fromhex("6efd5234ad175065801f87d9b5100248")
 
 _MAIN: Hashable = None
 # Fields an inserted result line copies from the line that made the call, in Claude Code's order.
@@ -390,7 +391,10 @@ class ClaudeCodeAdapter(FormatAdapter):
 
 def _uuid5(name: str) -> str:
     """uuid5 of ``name``, which may hold lone surrogates (valid in JSON, not in UTF-8)."""
-    digest = sha1(_NAMESPACE.bytes + name.encode("utf-8", "surrogatepass")).digest()
+    from hashlib import sha1
+    from uuid import UUID
+
+    digest = sha1(_NAMESPACE + name.encode("utf-8", "surrogatepass")).digest()
     return str(UUID(bytes=digest[:16], version=5))
 
 

@@ -529,3 +529,16 @@ def test_repeated_lines_with_other_agent_ids_still_repair_cleanly() -> None:
     assert len({r["uuid"] for r in records}) == len(records) >= 1
     assert repair_messages(fixed, format="claude-code").changed is False
     assert not [f for f in check_messages(fixed, format="claude-code") if f.code == "APX001"]
+
+
+def test_inserted_uuids_are_uuid5_in_the_documented_namespace() -> None:
+    # The namespace is written out as bytes so that a check imports no uuid
+    # module; it must stay the uuid5 the docstring names, or every repaired
+    # file would get other uuids than before.
+    import uuid
+
+    from apx_doctor.formats import claude_code
+
+    namespace = uuid.uuid5(uuid.NAMESPACE_URL, claude_code.NAMESPACE_NAME)
+    assert claude_code._NAMESPACE == namespace.bytes
+    assert claude_code._uuid5("s\x00u\x00call_1") == str(uuid.uuid5(namespace, "s\x00u\x00call_1"))
