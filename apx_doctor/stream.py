@@ -114,17 +114,41 @@ _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError,
 def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
-    # The hot loop: orjson straight away, ``jsonl.parse`` only for what it refuses
-    # (a call less for each of millions of lines).
+    doctor = run_.doctor
+    if doctor.adapter.one_history_a_line or doctor.relinks:
+        _generic_loop(run_, rest)
+    elif run_.sink is None:
+        _check_loop(run_, rest)
+    else:
+        _repair_loop(run_, rest)
+    return run_.finish()
+
+
+# The hot loops: orjson straight away, ``jsonl.parse`` and ``_Pass.line`` only
+# for what it refuses. The two unrolled loops do what ``_Pass.line`` does for a
+# parsed line with ``HistoryDoctor.entry`` inlined, so that a line costs the
+# parser, the adapter and the engine and little else: the doctor is asked only
+# where the engine found something. Formats whose lines are whole histories,
+# or whose lines link to removed ones, take the general loop.
+
+
+def _generic_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+    line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
+    for raw in rest:
+        try:
+            value = loads(raw)
+        except refused:
+            value = jsonl.parse(raw)
+        line(raw, value)
+
+
+def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+    """A check writes nothing: a parsed line goes from the parser to the adapter and the engine."""
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     doctor = run_.doctor
-    if run_.sink is None and not doctor.adapter.one_history_a_line and not doctor.relinks:
-        # A check writes nothing, so a parsed line goes from the parser to the
-        # adapter and the engine, and the doctor is asked only where the engine
-        # found something: ``HistoryDoctor.entry`` unrolled into this loop, one
-        # call a line less. Only what orjson refuses takes ``line``.
-        classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
-        number = run_.number
+    classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
+    number = run_.number
+    try:
         for raw in rest:
             try:
                 value = loads(raw)
@@ -141,30 +165,77 @@ def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[b
             step = feed(number, entry)
             if step is not None:
                 apply(number, step, value)
+    finally:
+        # An adapter that trips is reported with this line's number.
         run_.number = number
-        return run_.finish()
-    if run_.sink is None:
-        entry = doctor.entry
-        number = run_.number
+
+
+def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+    """A repair: a line that needs nothing is kept and fed to the self-check, all inline.
+
+    Locals stand in for ``run_``'s counters and are written back before
+    ``run_`` is asked to do anything (an unparsed line, a rewrite) and at the end.
+    """
+    line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
+    doctor, checker, keep = run_.doctor, run_.checker, run_.sink.keep
+    classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
+    # With a pure adapter the self-check reuses the doctor's Entry for a kept line.
+    reclassify = None if run_.share else checker.adapter.classify
+    check_feed, check_apply = checker.engine.feed, checker.apply
+    number, out_number, last = run_.number, run_.out_number, None
+    # Until a kept line has a line ending, each kept line is tracked in full:
+    # the first ending found is what an unterminated last line is given.
+    untracked = run_.default_terminator is None
+    try:
         for raw in rest:
             try:
                 value = loads(raw)
             except refused:
-                run_.number = number
+                _sync(run_, number, out_number, last)
+                last = None
                 line(raw, jsonl.parse(raw))
-                number = run_.number
+                number, out_number = run_.number, run_.out_number
                 continue
             number += 1
-            entry(number, value)
-        run_.number = number
-        return run_.finish()
-    for raw in rest:
-        try:
-            value = loads(raw)
-        except refused:
-            value = jsonl.parse(raw)
-        line(raw, value)
-    return run_.finish()
+            entry = classify(value)
+            if entry is None:
+                doctor.unrecognised(number)
+                verdict = None
+            else:
+                step = feed(number, entry)
+                verdict = None if step is None else apply(number, step, value)
+            if verdict is not None:
+                _sync(run_, number, out_number, last)
+                last = None
+                if reclassify is None:
+                    run_.entry = entry
+                run_._rewrite(number, raw, value, verdict)
+                out_number = run_.out_number
+                untracked = run_.default_terminator is None
+                continue
+            keep(raw)
+            last = raw
+            if untracked:
+                run_._track(raw)
+                untracked = run_.default_terminator is None
+            out_number += 1
+            if reclassify is not None:
+                entry = reclassify(value)
+            if entry is None:
+                checker.unrecognised(out_number)
+                continue
+            step = check_feed(out_number, entry)
+            if step is not None and check_apply(out_number, step, value) is not None:
+                raise SelfCheckError(f"a second repair would change output line {out_number}; nothing was written")
+    finally:
+        _sync(run_, number, out_number, last)
+
+
+def _sync(run_: "_Pass", number: int, out_number: int, last: bytes | None) -> None:
+    """Write a loop's counters back to ``run_`` before it is asked to do anything."""
+    run_.number, run_.out_number = number, out_number
+    if last is not None:
+        run_._track(last)
 
 
 def _parse_first(raw: bytes) -> Any:
