@@ -102,3 +102,22 @@ def test_drawn_histories_take_the_same_path_through_the_hot_loops(
     if cut_last_ending:
         encoded = encoded.removesuffix(newline)
     _both_ways(encoded, module.FORMAT, repair=repair, drop=drop, salvage=False, marker=None)
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_an_adapter_that_trips_past_the_first_lines_is_reported_at_its_line(repair: bool, monkeypatch) -> None:
+    from apx_doctor.errors import InputError
+    from apx_doctor.formats.chat import ChatAdapter
+
+    classify = ChatAdapter.classify
+
+    def tripping(self, obj):
+        if obj.get("content") == "trip":
+            raise TypeError("unhashable type: 'dict'")
+        return classify(self, obj)
+
+    monkeypatch.setattr(ChatAdapter, "classify", tripping)
+    lines = [{"role": "user", "content": f"hi {n}"} for n in range(99)] + [{"role": "user", "content": "trip"}]
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    with pytest.raises(InputError, match=r"^line 100: the chat reader cannot handle this line \(TypeError"):
+        stream.run(data.splitlines(keepends=True), stream.StreamConfig(), stream.MemorySink() if repair else None)
