@@ -54,15 +54,17 @@ def _detect(adapter: type[FormatAdapter], samples: Sequence[Any]) -> int:
         return Detection.NO
 
 
-def detect_format(samples: Sequence[Any]) -> type[FormatAdapter] | None:
-    """The format of a file from its first parsed lines.
+def detect_format(
+    samples: Sequence[Any], candidates: Sequence[type[FormatAdapter]] | None = None
+) -> type[FormatAdapter] | None:
+    """The format of a file from its first parsed lines, among ``candidates`` (default: all).
 
     Returns None when there is nothing to tell by (no JSON object at all).
     Raises AmbiguousFormatError or UnknownFormatError when it cannot tell.
     """
     if not any(isinstance(s, dict) for s in samples):
         return None
-    levels = [(a, _detect(a, samples)) for a in adapters()]
+    levels = [(a, _detect(a, samples)) for a in (adapters() if candidates is None else candidates)]
     certain = [a for a, level in levels if level >= Detection.CERTAIN]
     if len(certain) == 1:
         return certain[0]

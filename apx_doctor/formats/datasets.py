@@ -3,8 +3,9 @@
     {"messages": [...], "tools": [...], ...}
 
 Each line is checked as its own history, with the adapter of the format its
-``messages`` are in (told apart line by line through the registry, chat when
-nothing decides). A finding names the file line (``line``) and the message
+``messages`` are in (told apart line by line among the registry's message
+formats, chat when nothing decides: formats of whole files, such as codex or
+claude-code, are never asked, so they cannot make a row ambiguous). A finding names the file line (``line``) and the message
 (``index``, 0-based into ``messages``). A call still pending when the messages
 end is the example's training target, not an interruption, so it is left
 open. A repaired line keeps its keys in their order; only ``messages`` changes.
@@ -13,6 +14,7 @@ open. A repaired line keeps its keys in their order; only ``messages`` changes.
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
 from typing import Any, Sequence
 
 from ..doctor import HistoryDoctor, RepairOptions, Verdict
@@ -48,9 +50,25 @@ class DatasetsAdapter(FormatAdapter):
         doctor = HistoryDoctor(inner, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=True))
         out: list[Any] = []
         changed = False
+        # ``HistoryDoctor.entry`` unrolled where it may be (as in ``api``): a
+        # training set holds millions of messages, and few need the doctor.
+        unrolled = not doctor.relinks
+        classify, feed, apply = inner.classify, doctor.engine.feed, doctor.apply
         for position, message in enumerate(messages, 1):
-            verdict = doctor.entry(position, message)
-            changed |= _apply(out, message, verdict)
+            if unrolled:
+                entry = classify(message)
+                if entry is None:
+                    doctor.unrecognised(position)
+                    verdict = None
+                else:
+                    step = feed(position, entry)
+                    verdict = None if step is None else apply(position, step, message)
+            else:
+                verdict = doctor.entry(position, message)
+            if verdict is None:
+                out.append(message)
+            else:
+                changed |= _apply(out, message, verdict)
         changed |= _apply(out, None, doctor.end(len(messages) + 1))
         review = LineReview(
             findings=[_at_line(f, number) for f in doctor.findings],
@@ -73,12 +91,17 @@ def _inner_adapter(messages: list) -> type[FormatAdapter]:
     from . import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
 
     try:
-        found = detect_format(messages[:64])
+        found = detect_format(messages[:64], _message_formats())
     except (AmbiguousFormatError, UnknownFormatError):
         found = None
-    if found is None or found.one_history_a_line or found.name in _NOT_MESSAGES:
-        return adapter_class(_FALLBACK)
-    return found
+    return adapter_class(_FALLBACK) if found is None else found
+
+
+@cache
+def _message_formats() -> tuple[type[FormatAdapter], ...]:
+    from . import adapters
+
+    return tuple(a for a in adapters() if not a.one_history_a_line and a.name not in _NOT_MESSAGES)
 
 
 def _apply(out: list, message: Any, verdict: Verdict | None) -> bool:
