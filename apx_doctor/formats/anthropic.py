@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import DEFAULT_MARKER, DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -52,6 +52,9 @@ _DECISIVE_BLOCKS = frozenset(
 # Keys that belong to other formats' lines (chat, Claude Code, Codex, datasets).
 _FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "message", "payload", "messages"})
 _BOUNDARY = Entry(boundary=True)
+_PROMPT = Entry(opens_history=True, boundary=True)
+_CONTINUE = Entry()
+_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 
 class AnthropicAdapter(FormatAdapter):
@@ -71,9 +74,10 @@ class AnthropicAdapter(FormatAdapter):
     def classify(self, obj: Any) -> Entry | None:
         if type(obj) is not dict:
             return None
-        role = str_or_none(obj.get("role"))
+        role = obj.get("role")
         content = obj.get("content")
-        if role not in _ROLES or not isinstance(content, (str, list)):
+        # The type test first: a dict or list role is unhashable.
+        if not isinstance(role, str) or role not in _ROLES or not isinstance(content, (str, list)):
             return None
         if role == "user":
             entry = self._user(content)
@@ -86,7 +90,7 @@ class AnthropicAdapter(FormatAdapter):
 
     def _user(self, content: str | list) -> Entry:
         if isinstance(content, str):
-            return Entry(opens_history=True, boundary=True)
+            return _PROMPT
         results = []
         other = False
         for block in content:
@@ -96,18 +100,30 @@ class AnthropicAdapter(FormatAdapter):
                 other = True
         # Only text (or images, documents...) ends the window for results: a
         # message of results alone may be followed by more, merged by the API.
-        return Entry(opens_history=other, boundary=other, results=tuple(results))
+        return Entry(other, other, tuple(results))
 
     def _result(self, block: dict) -> ToolResult:
-        return self.result_for(block.get("tool_use_id"), block.get("content"))
+        call_id = block.get("tool_use_id")
+        content = block.get("content")
+        if type(content) is str and type(call_id) is str:
+            # The common case without the general path's calls.
+            return ToolResult(
+                call_id, content == self.marker, len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS
+            )
+        return self.result_for(call_id, content)
 
     def _assistant(self, content: str | list) -> Entry:
         # An assistant message right after another one continues the same reply.
         boundary = self._last_role != "assistant"
         if isinstance(content, str):
-            return _BOUNDARY if boundary else Entry()
-        calls = tuple(_call(b) for b in content if _is_client_call(b))
-        return Entry(boundary=boundary, calls=calls)
+            return _BOUNDARY if boundary else _CONTINUE
+        calls = []
+        for block in content:
+            if _is_client_call(block):
+                calls.append(_call(block))
+        if not calls:
+            return _BOUNDARY if boundary else _CONTINUE
+        return Entry(False, boundary, (), tuple(calls))
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion([self._record(p.call) for p in closed])
