@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -54,7 +54,6 @@ _FOREIGN_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "messa
 _BOUNDARY = Entry(boundary=True)
 _PROMPT = Entry(opens_history=True, boundary=True)
 _CONTINUE = Entry()
-_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 
 class AnthropicAdapter(FormatAdapter):
@@ -103,14 +102,7 @@ class AnthropicAdapter(FormatAdapter):
         return Entry(other, other, tuple(results))
 
     def _result(self, block: dict) -> ToolResult:
-        call_id = block.get("tool_use_id")
-        content = block.get("content")
-        if type(content) is str and type(call_id) is str:
-            # The common case without the general path's calls.
-            return ToolResult(
-                call_id, content == self.marker, len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS
-            )
-        return self.result_for(call_id, content)
+        return self.result_for(block.get("tool_use_id"), block.get("content"))
 
     def _assistant(self, content: str | list) -> Entry:
         # An assistant message right after another one continues the same reply.

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
+from .base import Detection, FormatAdapter, Insertion
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
 _NON_TOOL_ROLES = frozenset({"system", "developer"})
-_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 
 class ChatAdapter(FormatAdapter):
@@ -46,18 +45,7 @@ class ChatAdapter(FormatAdapter):
             return None
         role = obj.get("role")
         if role == "tool":
-            call_id = obj.get("tool_call_id")
-            content = obj.get("content")
-            if type(content) is str and type(call_id) is str:
-                # The common case without the general path's calls: a result for
-                # every call of a history passes here.
-                result = ToolResult(
-                    call_id,
-                    content == self.marker,
-                    len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS,
-                )
-                return Entry(False, False, (result,))
-            return Entry(results=(self.result_for(call_id, content),))
+            return Entry(False, False, (self.result_for(obj.get("tool_call_id"), obj.get("content")),))
         if role == "assistant":
             tool_calls = obj.get("tool_calls")
             if not tool_calls:

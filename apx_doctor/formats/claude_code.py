@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion
+from .base import DROP, Detection, FormatAdapter, Insertion
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
 # The namespace is uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a
@@ -52,7 +52,6 @@ _NOTICE_PREFIXES = ("<task-notification>",)
 _ANCESTRY_LIMIT = 10_000
 
 
-_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 # Shared entries for the main thread: most lines are on it, and an Entry per line costs.
 _MAIN_REPLY = Entry(boundary=True)
 _MAIN_PROMPT = Entry(opens_history=True, boundary=True)
@@ -245,16 +244,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         return Entry(opens_history=not output, boundary=True, thread=thread)
 
     def _result(self, block: dict) -> ToolResult:
-        call_id = block.get("tool_use_id")
-        content = block.get("content")
-        if not isinstance(content, str):
-            return self.result_for(call_id, content)
-        # The common case, a plain text result, without the general path's calls.
-        return ToolResult(
-            call_id if isinstance(call_id, str) else None,
-            content == self.marker,
-            len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS,
-        )
+        return self.result_for(block.get("tool_use_id"), block.get("content"))
 
     # -- repairs -----------------------------------------------------------------
 

@@ -24,13 +24,12 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, str_or_none
+from .base import Detection, FormatAdapter, Insertion, str_or_none
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
-_PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 
 # Text Codex itself puts into user messages (workspace context, AGENTS.md,
 # notes about an aborted turn, a shell command the user ran). Such a message
@@ -184,14 +183,7 @@ class CodexAdapter(FormatAdapter):
     def _result(self, call_id: Any, output: Any) -> ToolResult:
         if isinstance(output, dict):  # {content, success} payloads of some writers
             output = output.get("content")
-        if not isinstance(output, str):
-            return self.result_for(call_id, output)
-        # The common case, a plain text output, without the general path's calls.
-        return ToolResult(
-            call_id if isinstance(call_id, str) else None,
-            output == self.marker,
-            len(output) <= _PLACEHOLDER_LONGEST and output in PLACEHOLDER_TEXTS,
-        )
+        return self.result_for(call_id, output)
 
 
 def _is_record(obj: Any) -> bool:

@@ -111,8 +111,7 @@ class ResponsesAdapter(FormatAdapter):
         if kind == "local_shell_call_output" and not isinstance(call_id, str):
             # The SDK links this output by `id` (the call's call_id).
             call_id = obj.get("id")
-        output = obj.get("output")
-        return Entry(results=(self.result_for(call_id, output),))
+        return Entry(False, False, (self.result_for(call_id, obj.get("output")),))
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion([self._record(p.call) for p in closed])
@@ -151,10 +150,11 @@ def _call_entry(obj: dict, kind: str, fixable: bool) -> Entry | None:
     name = obj.get("name")
     if not isinstance(name, str):
         name = None if kind in ("function_call", "custom_tool_call") else kind
-    arguments = obj.get("arguments", obj.get("input", obj.get("action")))
-    caller = obj.get("caller") if isinstance(obj.get("caller"), dict) else None
-    call = ToolCall(call_id, name, arguments, fixable=fixable, context=(kind, caller))
-    return Entry(calls=(call,))
+    arguments = obj["arguments"] if "arguments" in obj else obj.get("input", obj.get("action"))
+    caller = obj.get("caller")
+    if not isinstance(caller, dict):
+        caller = None
+    return Entry(False, False, (), (ToolCall(call_id, name, arguments, fixable, (kind, caller)),))
 
 
 def _detect_one(obj: dict) -> int | None:
