@@ -16,6 +16,7 @@ import orjson
 
 from . import jsonl
 from .doctor import HistoryDoctor, RepairOptions, Verdict
+from .engine import PASS_OVER
 from .errors import InputError, SelfCheckError
 from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format, format_names
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
@@ -147,6 +148,9 @@ def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     doctor = run_.doctor
     classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
+    # The engine does nothing with PASS_OVER: most lines of some formats (events,
+    # metadata) skip the call.
+    pass_over = PASS_OVER
     number = run_.number
     try:
         for raw in rest:
@@ -159,6 +163,8 @@ def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
                 continue
             number += 1
             entry = classify(value)
+            if entry is pass_over:
+                continue
             if entry is None:
                 doctor.unrecognised(number)
                 continue
@@ -182,6 +188,7 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
     # With a pure adapter the self-check reuses the doctor's Entry for a kept line.
     reclassify = None if run_.share else checker.adapter.classify
     check_feed, check_apply = checker.engine.feed, checker.apply
+    pass_over = PASS_OVER
     number, out_number, last = run_.number, run_.out_number, None
     # Until a kept line has a line ending, each kept line is tracked in full:
     # the first ending found is what an unterminated last line is given.
@@ -198,7 +205,9 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
                 continue
             number += 1
             entry = classify(value)
-            if entry is None:
+            if entry is pass_over:
+                verdict = None
+            elif entry is None:
                 doctor.unrecognised(number)
                 verdict = None
             else:
@@ -221,6 +230,8 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
             out_number += 1
             if reclassify is not None:
                 entry = reclassify(value)
+            if entry is pass_over:
+                continue
             if entry is None:
                 checker.unrecognised(out_number)
                 continue
