@@ -91,11 +91,14 @@ SETTLED_MEMORY = 10_000
 
 
 class _Thread:
-    __slots__ = ("started", "pending", "settled", "settled_before")
+    __slots__ = ("key", "started", "pending", "settled", "settled_before")
 
-    def __init__(self) -> None:
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
         self.started = False
-        self.pending: dict[str, PendingCall] = {}
+        # call id -> (line, call): a PendingCall is built only for a call that
+        # is closed unanswered (a tuple costs a sixth of a dataclass, per call).
+        self.pending: dict[str, tuple[int, ToolCall]] = {}
         # Recently closed call ids, and how: tells a duplicate from a late
         # result from an orphan. Two generations: when ``settled`` is full it
         # becomes ``settled_before`` and the oldest generation is forgotten.
@@ -123,7 +126,7 @@ class PairingEngine:
         """Apply one entry. Returns None when nothing needs attention."""
         thread = self._threads.get(entry.thread)
         if thread is None:
-            thread = self._threads[entry.thread] = _Thread()
+            thread = self._threads[entry.thread] = _Thread(entry.thread)
         if not thread.started:
             if not entry.opens_history:
                 return None
@@ -152,7 +155,7 @@ class PairingEngine:
         return step
 
     def pending_calls(self) -> list[PendingCall]:
-        return [p for t in self._threads.values() for p in t.pending.values()]
+        return [PendingCall(line, call, t.key) for t in self._threads.values() for line, call in t.pending.values()]
 
     def _take_results(
         self, thread: _Thread, line: int, results: tuple[ToolResult, ...], step: Step | None
@@ -169,7 +172,7 @@ class PairingEngine:
                     settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
                 if result.placeholder:
                     step = step or Step()
-                    step.findings.append(_placeholder(line, pending))
+                    step.findings.append(_placeholder(line, pending[1]))
                 continue
             step = step or Step()
             step.stray.append(result)
@@ -177,19 +180,21 @@ class PairingEngine:
         return step
 
     def _close(self, thread: _Thread, step: Step) -> None:
-        for call_id, pending in thread.pending.items():
+        for call_id, (line, call) in thread.pending.items():
             thread.settle(call_id, _INTERRUPTED)
+            pending = PendingCall(line, call, thread.key)
             step.closed.append(pending)
             step.findings.append(_interrupted(pending))
         thread.pending = {}
 
     def _open_calls(self, thread: _Thread, line: int, entry: Entry, step: Step | None) -> Step | None:
+        pending = thread.pending
         for call in entry.calls:
-            if call.id in thread.pending:
+            if call.id in pending:
                 step = step or Step()
-                step.findings.append(_reused(line, call, thread.pending[call.id]))
+                step.findings.append(_reused(line, call, pending[call.id][0]))
                 continue
-            thread.pending[call.id] = PendingCall(line, call, entry.thread)
+            pending[call.id] = (line, call)
         return step
 
 
@@ -228,21 +233,21 @@ def _stray(line: int, result: ToolResult, settled: int | None) -> Finding:
     )
 
 
-def _reused(line: int, call: ToolCall, first: PendingCall) -> Finding:
+def _reused(line: int, call: ToolCall, first_line: int) -> Finding:
     return Finding(
         "APX005",
         line,
-        f"call id {call.id!r} is already waiting for a result (called on line {first.line})",
+        f"call id {call.id!r} is already waiting for a result (called on line {first_line})",
         call_id=call.id,
         tool=call.name,
     )
 
 
-def _placeholder(line: int, pending: PendingCall) -> Finding:
+def _placeholder(line: int, call: ToolCall) -> Finding:
     return Finding(
         "APX006",
         line,
-        f"the result for {pending.call.id!r} is a placeholder: it does not show that the tool ran",
-        call_id=pending.call.id,
-        tool=pending.call.name,
+        f"the result for {call.id!r} is a placeholder: it does not show that the tool ran",
+        call_id=call.id,
+        tool=call.name,
     )
