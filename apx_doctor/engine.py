@@ -132,13 +132,34 @@ class PairingEngine:
                 return None
             thread.started = True
         step: Step | None = None
-        if entry.results:
-            step = self._take_results(thread, line, entry.results, step)
-        if entry.boundary and thread.pending:
+        pending = thread.pending
+        # Results and calls are taken here, not in helpers: a call a line less
+        # for most lines of a history.
+        for result in entry.results:
+            answered = pending.pop(result.call_id, None)
+            if answered is None:
+                step = step or Step()
+                step.stray.append(result)
+                step.findings.append(_stray(line, result, thread.how_settled(result.call_id)))
+                continue
+            settled = thread.settled
+            if len(settled) >= SETTLED_MEMORY:
+                thread.settle(result.call_id, _INTERRUPTED if result.not_run else _ANSWERED)
+            else:  # ``_Thread.settle``, inlined
+                settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
+            if result.placeholder:
+                step = step or Step()
+                step.findings.append(_placeholder(line, answered[1]))
+        if entry.boundary and pending:
             step = step or Step()
             self._close(thread, step)
-        if entry.calls:
-            step = self._open_calls(thread, line, entry, step)
+            pending = thread.pending
+        for call in entry.calls:
+            if call.id in pending:
+                step = step or Step()
+                step.findings.append(_reused(line, call, pending[call.id][0]))
+                continue
+            pending[call.id] = (line, call)
         return step
 
     def finish(self) -> Step | None:
@@ -157,28 +178,6 @@ class PairingEngine:
     def pending_calls(self) -> list[PendingCall]:
         return [PendingCall(line, call, t.key) for t in self._threads.values() for line, call in t.pending.values()]
 
-    def _take_results(
-        self, thread: _Thread, line: int, results: tuple[ToolResult, ...], step: Step | None
-    ) -> Step | None:
-        pop, settled = thread.pending.pop, thread.settled
-        for result in results:
-            pending = pop(result.call_id, None)
-            if pending is not None:
-                # ``_Thread.settle`` inlined: this runs for every result of a history.
-                if len(settled) >= SETTLED_MEMORY:
-                    thread.settle(result.call_id, _INTERRUPTED if result.not_run else _ANSWERED)
-                    settled = thread.settled
-                else:
-                    settled[result.call_id] = _INTERRUPTED if result.not_run else _ANSWERED
-                if result.placeholder:
-                    step = step or Step()
-                    step.findings.append(_placeholder(line, pending[1]))
-                continue
-            step = step or Step()
-            step.stray.append(result)
-            step.findings.append(_stray(line, result, thread.how_settled(result.call_id)))
-        return step
-
     def _close(self, thread: _Thread, step: Step) -> None:
         for call_id, (line, call) in thread.pending.items():
             thread.settle(call_id, _INTERRUPTED)
@@ -186,16 +185,6 @@ class PairingEngine:
             step.closed.append(pending)
             step.findings.append(_interrupted(pending))
         thread.pending = {}
-
-    def _open_calls(self, thread: _Thread, line: int, entry: Entry, step: Step | None) -> Step | None:
-        pending = thread.pending
-        for call in entry.calls:
-            if call.id in pending:
-                step = step or Step()
-                step.findings.append(_reused(line, call, pending[call.id][0]))
-                continue
-            pending[call.id] = (line, call)
-        return step
 
 
 def _interrupted(pending: PendingCall) -> Finding:
