@@ -158,8 +158,8 @@ def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
                 value = loads(raw)
             except refused:
                 run_.number = number
+                number += 1  # as ``line`` counts it, should it raise
                 line(raw, jsonl.parse(raw))
-                number = run_.number
                 continue
             number += 1
             entry = classify(value)
@@ -200,8 +200,9 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
             except refused:
                 _sync(run_, number, out_number, last)
                 last = None
+                number += 1  # as ``line`` counts it, should it raise
                 line(raw, jsonl.parse(raw))
-                number, out_number = run_.number, run_.out_number
+                out_number = run_.out_number
                 continue
             number += 1
             entry = classify(value)

@@ -121,3 +121,25 @@ def test_an_adapter_that_trips_past_the_first_lines_is_reported_at_its_line(repa
     data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
     with pytest.raises(InputError, match=r"^line 100: the chat reader cannot handle this line \(TypeError"):
         stream.run(data.splitlines(keepends=True), stream.StreamConfig(), stream.MemorySink() if repair else None)
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_an_adapter_that_trips_on_a_line_only_the_fallback_parser_reads_is_reported_at_its_line(
+    repair: bool, monkeypatch
+) -> None:
+    # A lone surrogate escape: valid JSON that orjson refuses, read by the standard library.
+    from apx_doctor.errors import InputError
+    from apx_doctor.formats.chat import ChatAdapter
+
+    classify = ChatAdapter.classify
+
+    def tripping(self, obj):
+        if obj.get("content") == "\ud800":
+            raise TypeError("unhashable type: 'dict'")
+        return classify(self, obj)
+
+    monkeypatch.setattr(ChatAdapter, "classify", tripping)
+    lines = [orjson.dumps({"role": "user", "content": f"hi {n}"}) + b"\n" for n in range(99)]
+    lines.append(b'{"role": "user", "content": "\\ud800"}\n')
+    with pytest.raises(InputError, match=r"^line 100: the chat reader cannot handle this line"):
+        stream.run(lines, stream.StreamConfig(), stream.MemorySink() if repair else None)
