@@ -47,6 +47,9 @@ class Sample:
 
 
 def measure(cmd: list[str]) -> Sample:
+    # Dirty pages an earlier run left (a 1 GB repaired file) are written back
+    # now, untimed: otherwise the next command pays for them in system time.
+    os.sync()
     out = subprocess.run([PYTHON, str(HERE / "measure.py"), *cmd], capture_output=True, text=True, check=True)
     return Sample(**json.loads(out.stdout))
 
