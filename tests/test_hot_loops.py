@@ -104,42 +104,29 @@ def test_drawn_histories_take_the_same_path_through_the_hot_loops(
     _both_ways(encoded, module.FORMAT, repair=repair, drop=drop, salvage=False, marker=None)
 
 
+# The last line trips the adapter: once as orjson reads it, once as only the
+# fallback parser does (a lone surrogate escape, valid JSON that orjson refuses).
+_TRIPPING_LINES = {
+    "parsed": (b'{"role": "user", "content": "trip"}\n', "trip"),
+    "fallback": (b'{"role": "user", "content": "\\ud800"}\n', "\ud800"),
+}
+
+
+@pytest.mark.parametrize("kind", list(_TRIPPING_LINES))
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
-def test_an_adapter_that_trips_past_the_first_lines_is_reported_at_its_line(repair: bool, monkeypatch) -> None:
+def test_an_adapter_that_trips_past_the_first_lines_is_reported_at_its_line(repair: bool, kind: str, monkeypatch) -> None:
     from apx_doctor.errors import InputError
     from apx_doctor.formats.chat import ChatAdapter
 
+    raw, content = _TRIPPING_LINES[kind]
     classify = ChatAdapter.classify
 
     def tripping(self, obj):
-        if obj.get("content") == "trip":
+        if obj.get("content") == content:
             raise TypeError("unhashable type: 'dict'")
         return classify(self, obj)
 
     monkeypatch.setattr(ChatAdapter, "classify", tripping)
-    lines = [{"role": "user", "content": f"hi {n}"} for n in range(99)] + [{"role": "user", "content": "trip"}]
-    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    lines = [orjson.dumps({"role": "user", "content": f"hi {n}"}) + b"\n" for n in range(99)] + [raw]
     with pytest.raises(InputError, match=r"^line 100: the chat reader cannot handle this line \(TypeError"):
-        stream.run(data.splitlines(keepends=True), stream.StreamConfig(), stream.MemorySink() if repair else None)
-
-
-@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
-def test_an_adapter_that_trips_on_a_line_only_the_fallback_parser_reads_is_reported_at_its_line(
-    repair: bool, monkeypatch
-) -> None:
-    # A lone surrogate escape: valid JSON that orjson refuses, read by the standard library.
-    from apx_doctor.errors import InputError
-    from apx_doctor.formats.chat import ChatAdapter
-
-    classify = ChatAdapter.classify
-
-    def tripping(self, obj):
-        if obj.get("content") == "\ud800":
-            raise TypeError("unhashable type: 'dict'")
-        return classify(self, obj)
-
-    monkeypatch.setattr(ChatAdapter, "classify", tripping)
-    lines = [orjson.dumps({"role": "user", "content": f"hi {n}"}) + b"\n" for n in range(99)]
-    lines.append(b'{"role": "user", "content": "\\ud800"}\n')
-    with pytest.raises(InputError, match=r"^line 100: the chat reader cannot handle this line"):
         stream.run(lines, stream.StreamConfig(), stream.MemorySink() if repair else None)
