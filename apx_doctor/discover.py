@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import subprocess
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Iterable
 
 SUFFIX = ".jsonl"
@@ -22,6 +22,8 @@ CONTRACT_FOLDER = ".apc"
 # Files that define agents for runtimes; their names mark the contract.
 _CONTRACT_NAMES = ("agents.md", "agent.md", "claude.md", "gemini.md")
 _AGENT_FOLDERS = (("claude", "agents"), (".claude", "agents"), (".github", "agents"), (".codex", "agents"))
+_APC = f"/{CONTRACT_FOLDER}/"
+_AGENT_FOLDER_PATHS = tuple(f"/{'/'.join(folders)}/" for folders in _AGENT_FOLDERS)
 
 
 def expand(paths: Iterable[str]) -> list[str]:
@@ -97,19 +99,17 @@ def contract_reason(path: str) -> str | None:
     """Why ``path`` belongs to the portable project contract, or None."""
     if path == "-":
         return None
-    pure = PurePath(os.path.abspath(path))
-    parts = [p.lower() for p in pure.parts]
-    if CONTRACT_FOLDER in parts[:-1]:
+    # Plain string work, not pathlib: this is asked of every file of a run,
+    # in the parent process while the workers check (--jobs).
+    folder, shown = os.path.split(os.path.abspath(path))
+    # Every folder name between slashes, so that a test for "/.apc/" is a test
+    # for a whole folder name.
+    folders = f"{folder.replace(os.sep, '/').lower()}/"
+    if _APC in folders:
         return f"inside {CONTRACT_FOLDER}/"
-    name = parts[-1]
+    name = shown.lower()
     if name in _CONTRACT_NAMES or name.startswith("agents."):
-        return f"{pure.name} is a contract file"
-    stem = name.removesuffix(SUFFIX)
-    if stem.endswith(".agent") or any(_under(parts[:-1], folders) for folders in _AGENT_FOLDERS):
+        return f"{shown} is a contract file"
+    if name.removesuffix(SUFFIX).endswith(".agent") or any(f in folders for f in _AGENT_FOLDER_PATHS):
         return "named like an agent definition"
     return None
-
-
-def _under(parts: list[str], folders: tuple[str, ...]) -> bool:
-    n = len(folders)
-    return any(tuple(parts[i : i + n]) == folders for i in range(len(parts) - n + 1))

@@ -13,14 +13,39 @@ from ._cli import BROKEN, run_cli
 
 
 @pytest.mark.parametrize(
-    "path",
-    [".apc/sessions/run.jsonl", "project/.apc/x.jsonl", "AGENTS.md", "docs/agents.md", "reviewer.agent.jsonl", ".claude/agents/r.jsonl"],
+    ("path", "reason"),
+    [
+        (".apc/sessions/run.jsonl", "inside .apc/"),
+        ("project/.APC/x.jsonl", "inside .apc/"),
+        ("AGENTS.md", "AGENTS.md is a contract file"),
+        ("docs/agents.md", "agents.md is a contract file"),
+        ("Agents.override.jsonl", "Agents.override.jsonl is a contract file"),
+        ("reviewer.agent.jsonl", "named like an agent definition"),
+        (".claude/agents/r.jsonl", "named like an agent definition"),
+        ("repo/.GitHub/Agents/deep/r.jsonl", "named like an agent definition"),
+        ("claude/agents/r.jsonl", "named like an agent definition"),
+    ],
 )
-def test_contract_paths(path: str) -> None:
-    assert contract_reason(path) is not None
+def test_contract_paths(path: str, reason: str) -> None:
+    assert contract_reason(path) == reason
 
 
-@pytest.mark.parametrize("path", ["sessions/run.jsonl", "apc/run.jsonl", "agents-log.jsonl", "-"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "sessions/run.jsonl",
+        "apc/run.jsonl",
+        "x.apc/run.jsonl",
+        ".apc.old/run.jsonl",
+        ".apc",
+        "agents-log.jsonl",
+        "myclaude/agents/r.jsonl",
+        ".claude/agents-old/r.jsonl",
+        ".claude/x/agents/r.jsonl",
+        "agents/claude/r.jsonl",
+        "-",
+    ],
+)
 def test_runtime_paths(path: str) -> None:
     assert contract_reason(path) is None
 
