@@ -47,11 +47,9 @@ def check_messages(
     messages: Sequence[Any], *, format: str = "chat", marker: str = DEFAULT_MARKER
 ) -> list[Finding]:
     """The findings for a list of messages; the list is not changed."""
-    doctor = HistoryDoctor(_adapter(format, messages)(marker=marker))
-    for number, message in enumerate(messages, 1):
-        _entry(doctor, number, message)
-    _end(doctor, len(messages) + 1)
-    return sorted(doctor.findings, key=Finding.sort_key)
+    # The findings of a repair with the default options are exactly the
+    # check's; the repaired list it also builds costs an append a message.
+    return repair_messages(messages, format=format, marker=marker).findings
 
 
 def repair_messages(
@@ -118,13 +116,6 @@ def repair_messages(
 # ``stream.run``: a runtime gets a ValueError naming the message, never a
 # TypeError from deep inside an adapter.
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
-
-
-def _entry(doctor: HistoryDoctor, number: int, message: Any) -> Verdict | None:
-    try:
-        return doctor.entry(number, message)
-    except _ADAPTER_TROUBLE as exc:
-        raise _trouble(doctor, f"the message at index {number - 1}", exc) from exc
 
 
 def _end(doctor: HistoryDoctor, number: int) -> Verdict | None:
