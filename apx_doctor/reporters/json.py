@@ -22,7 +22,16 @@ def document(reports: Sequence[FileReport]) -> dict:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    data = json_dumps(document(reports), option=orjson.OPT_INDENT_2)
-    ctx.out.write(json_safe(data).decode() + "\n")
+    data = json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2))
+    buffer = getattr(ctx.out, "buffer", None)
+    if buffer is None:
+        ctx.out.write(data.decode() + "\n")
+    else:
+        # The bytes as they are: a report of many findings is not copied into
+        # a str and encoded back (three copies of it at once, where one does).
+        ctx.out.flush()
+        buffer.write(data)
+        buffer.write(b"\n")
+        buffer.flush()
     ctx.out.flush()
     report_fixed(reports, ctx)

@@ -173,3 +173,23 @@ def test_hostile_text_stays_data_in_every_format(fmt: str, isolated_cwd: Path) -
         assert records[0]["tool"] == HOSTILE_TOOL
     else:
         assert "\\x1b[31m" in result.stdout  # the escape shown, not obeyed
+
+
+def test_json_report_is_the_same_text_on_a_byte_stream_and_on_a_text_only_stream() -> None:
+    # The report goes to a text stream's byte buffer where it has one (stdout),
+    # and through the text layer where it has none (a library caller's StringIO).
+    import io
+
+    from apx_doctor.model import Finding, FileReport
+    from apx_doctor.reporters import RenderContext, render
+
+    report = FileReport("s.jsonl", "chat", findings=[Finding("APX001", 2, "tool call 'c' has no result: é 漢 😀\u0085", call_id="c")])
+    text_only = io.StringIO()
+    render("json", [report], RenderContext("check", "check", text_only, io.StringIO(), quiet=True))
+    raw = io.BytesIO()
+    layered = io.TextIOWrapper(raw, encoding="utf-8")
+    render("json", [report], RenderContext("check", "check", layered, io.StringIO(), quiet=True))
+    layered.flush()
+    assert raw.getvalue().decode("utf-8") == text_only.getvalue()
+    assert json.loads(text_only.getvalue())["files"][0]["findings"][0]["message"].endswith("😀\u0085")
+    assert "\\u0085" in text_only.getvalue()  # C1 controls are escaped, not raw
