@@ -40,6 +40,25 @@ class RenderContext:
         self.show_all = show_all  # text: every row, not the first rows per file
 
 
+def write_document(out: IO[str], data: bytes) -> None:
+    """One whole document (JSON, SARIF) and a line ending, as the bytes it is.
+
+    Through the stream's byte buffer where it has one (stdout): a report of
+    many findings is not decoded into a str and encoded back, which for
+    non-ASCII text holds four bytes a character. Text-only streams (a
+    library caller's StringIO) get the text.
+    """
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode() + "\n")
+    else:
+        out.flush()
+        buffer.write(data)
+        buffer.write(b"\n")
+        buffer.flush()
+    out.flush()
+
+
 def render(name: str, reports: Sequence[FileReport], ctx: RenderContext) -> None:
     module = import_module(f".{_MODULES.get(name, 'text')}", __name__)
     module.render(reports, ctx)

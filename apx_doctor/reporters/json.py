@@ -8,7 +8,7 @@ import orjson
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, report_fixed, summary
+from . import RenderContext, report_fixed, summary, write_document
 
 VERSION = 1
 
@@ -22,16 +22,5 @@ def document(reports: Sequence[FileReport]) -> dict:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    data = json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2))
-    buffer = getattr(ctx.out, "buffer", None)
-    if buffer is None:
-        ctx.out.write(data.decode() + "\n")
-    else:
-        # The bytes as they are: a report of many findings is not copied into
-        # a str and encoded back (three copies of it at once, where one does).
-        ctx.out.flush()
-        buffer.write(data)
-        buffer.write(b"\n")
-        buffer.flush()
-    ctx.out.flush()
+    write_document(ctx.out, json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2)))
     report_fixed(reports, ctx)

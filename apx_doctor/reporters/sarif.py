@@ -20,7 +20,7 @@ from .. import __version__
 from ..model import FileReport, Finding
 from ..rules import RULES, Rule, Severity
 from ..safe import json_safe, printable, json_dumps
-from . import RenderContext, report_fixed, summary_text
+from . import RenderContext, report_fixed, summary_text, write_document
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "apxDoctorFinding/v1"
@@ -108,9 +108,7 @@ def _file_location(report: FileReport) -> dict[str, Any]:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    data = json_dumps(document(reports), option=orjson.OPT_INDENT_2)
-    ctx.out.write(json_safe(data).decode() + "\n")
-    ctx.out.flush()
+    write_document(ctx.out, json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2)))
     report_fixed(reports, ctx)
     if not ctx.quiet:
         ctx.err.write(summary_text(reports, ctx) + "\n")
