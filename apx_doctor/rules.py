@@ -74,9 +74,10 @@ _RULES = (
         fix_safety=FixSafety.OPT_IN,
         explanation=(
             "The result names a call id that no assistant entry before it requested, or one settled "
-            "more than 10,000 calls earlier in its thread (the doctor remembers that many, so memory "
-            "stays flat on histories of any length). It is ignored for pairing: it never answers a "
-            "later call. APIs refuse it (Anthropic: unexpected `tool_use_id` found in `tool_result` blocks)."
+            "so long ago that the doctor no longer remembers it (a thread's last 10,000 settled calls "
+            "are always remembered, up to 20,000 are: memory stays flat on histories of any length). "
+            "It is ignored for pairing: it never answers a later call. APIs refuse it (Anthropic: "
+            "unexpected `tool_use_id` found in `tool_result` blocks)."
         ),
         example='{"role":"user","content":"hi"}\n{"role":"tool","tool_call_id":"call_9","content":"42"}',
     ),
