@@ -1,6 +1,6 @@
 """The benchmark behind `make bench`: every row of issue 5's table, measured.
 
-    python bench/run.py            # full size: 1 GB transcripts (about 10 minutes on 2 cores)
+    python bench/run.py            # full size: 1 GB transcripts (about 7 minutes on 2 cores)
     BENCH_SCALE=0.05 python bench/run.py   # a quick run on 1/20 of the data (its ratios
                                            # then weigh start-up, not throughput)
     BENCH_RUNS=5 python bench/run.py       # more runs a row (default 3)
