@@ -42,7 +42,7 @@ fuzz: install
 	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 # Every row of the performance table (issue 5) on generated data (bench/data/).
-# BENCH_SCALE=0.05 for a quick run; full size takes about 7 minutes on 2 cores (1 of them generating data).
+# BENCH_SCALE=0.05 for a quick run; full size takes about 7 minutes on 2 cores, one of them to generate the data.
 bench: install
 	-@$(BIN)/python -m pip install --quiet -e '.[bench]' || echo "deepagents did not install: the library row has no peer"
 	$(BIN)/python bench/run.py
