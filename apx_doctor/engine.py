@@ -175,9 +175,6 @@ class PairingEngine:
         step.closed.sort(key=lambda p: p.line)
         return step
 
-    def pending_calls(self) -> list[PendingCall]:
-        return [PendingCall(line, call, t.key) for t in self._threads.values() for line, call in t.pending.values()]
-
     def _close(self, thread: _Thread, step: Step) -> None:
         for call_id, (line, call) in thread.pending.items():
             thread.settle(call_id, _INTERRUPTED)

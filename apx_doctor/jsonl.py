@@ -41,7 +41,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _exact_int(text: str) -> "int | Decimal":
+def _exact_int(text: str) -> int | Decimal:
     try:
         return int(text)
     except ValueError:  # beyond the interpreter's digit limit

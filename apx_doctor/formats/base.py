@@ -111,26 +111,15 @@ class FormatAdapter:
 
     def result_for(self, call_id: Any, content: Any) -> ToolResult:
         """A result answering ``call_id`` (no call unless a string) with ``content``."""
-        if type(content) is str and type(call_id) is str:
-            # The common case, plain text, in one step: this runs for every result of a file.
-            return ToolResult(
-                call_id, content == self.marker, len(content) <= _PLACEHOLDER_LONGEST and content in PLACEHOLDER_TEXTS
-            )
-        # The text once for both tests.
-        text = text_of(content)
+        # This runs for every result of a file: plain text (the common case)
+        # takes no call, and the text is taken once for both tests. The length
+        # test comes first: a set lookup hashes the whole (often long) result.
+        text = content if type(content) is str else text_of(content)
         return ToolResult(
-            call_id if isinstance(call_id, str) else None,
-            not_run=text == self.marker,
-            placeholder=text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
+            call_id if type(call_id) is str or isinstance(call_id, str) else None,
+            text == self.marker,
+            text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
         )
-
-    def is_not_run(self, content: Any) -> bool:
-        return text_of(content) == self.marker
-
-    def is_placeholder(self, content: Any) -> bool:
-        text = text_of(content)
-        # The length test first: a set lookup hashes the whole (often long) result.
-        return text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS
 
 
 def detect_by_line(samples: Sequence[Any], judge: Callable[[dict], int | None]) -> int:

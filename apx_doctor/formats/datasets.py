@@ -5,8 +5,9 @@
 Each line is checked as its own history, with the adapter of the format its
 ``messages`` are in (told apart line by line among the registry's message
 formats, chat when nothing decides: formats of whole files, such as codex or
-claude-code, are never asked, so they cannot make a row ambiguous). A finding names the file line (``line``) and the message
-(``index``, 0-based into ``messages``). A call still pending when the messages
+claude-code, are never asked, so they cannot make a row ambiguous). A finding
+names the file line (``line``) and the message (``index``, 0-based into
+``messages``). A call still pending when the messages
 end is the example's training target, not an interruption, so it is left
 open. A repaired line keeps its keys in their order; only ``messages`` changes.
 """
@@ -50,21 +51,8 @@ class DatasetsAdapter(FormatAdapter):
         doctor = HistoryDoctor(inner, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=True))
         out: list[Any] = []
         changed = False
-        # ``HistoryDoctor.entry`` unrolled where it may be (as in ``api``): a
-        # training set holds millions of messages, and few need the doctor.
-        unrolled = not doctor.relinks
-        classify, feed, apply = inner.classify, doctor.engine.feed, doctor.apply
         for position, message in enumerate(messages, 1):
-            if unrolled:
-                entry = classify(message)
-                if entry is None:
-                    doctor.unrecognised(position)
-                    verdict = None
-                else:
-                    step = feed(position, entry)
-                    verdict = None if step is None else apply(position, step, message)
-            else:
-                verdict = doctor.entry(position, message)
+            verdict = doctor.entry(position, message)
             if verdict is None:
                 out.append(message)
             else:
