@@ -86,7 +86,7 @@ def _sink(path: str, options: RunOptions):
     if options.mode is Mode.OUTPUT:
         if options.output == files.STDIN:
             return files.StdoutSink(sidecar)
-        return files.OutputFileSink(options.output, sidecar)
+        return files.OutputFileSink(options.output, sidecar, source=path)
     if options.mode is Mode.DRY_RUN:
         return _NullSink()
     return None
