@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import Entry, PairingEngine, PendingCall, Step
-from .formats.base import DROP, FormatAdapter
+from .formats.base import DROP, Amend, FormatAdapter
 from .model import Edit, Finding
 
 _UNRECOGNISED = "valid JSON, but not an entry of the {fmt} format"
@@ -33,11 +33,42 @@ class RepairOptions:
     keep_open_tail: bool = False
 
 
+class _AmendingEngine(PairingEngine):
+    """The engine for an adapter that ``amends``: an ``Amend`` entry always gets a Step.
+
+    So every driver (the streaming loops, ``repair_messages``, ``entry``) asks
+    the doctor at that entry, and ``apply`` rewrites its line. Other adapters
+    keep the plain engine and pay nothing; here each entry pays one call.
+    """
+
+    def __init__(self, *, close_at_end: bool = True) -> None:
+        super().__init__(close_at_end=close_at_end)
+        # The Amend entry fed last, until ``apply`` takes it.
+        self.amend: Amend | None = None
+        feed, amended = self.feed, self._amended
+
+        # A closure on the instance, not an override: half the cost a line.
+        def feed_amending(line: int, entry: Entry) -> Step | None:
+            step = feed(line, entry)
+            if entry.__class__ is not Amend:
+                return step
+            return amended(line, entry, step)
+
+        self.feed = feed_amending  # type: ignore[method-assign]
+
+    def _amended(self, line: int, entry: Amend, step: Step | None) -> Step:
+        step = step or Step()
+        step.findings.append(Finding(entry.code, line, entry.message, entry.call_id))
+        self.amend = entry
+        return step
+
+
 class HistoryDoctor:
     def __init__(self, adapter: FormatAdapter, options: RepairOptions = RepairOptions()) -> None:
         self.adapter = adapter
         self.options = options
-        self.engine = PairingEngine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
+        engine = _AmendingEngine if adapter.amends else PairingEngine
+        self.engine = engine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
         self.findings: list[Finding] = []
         self.edits: list[Edit] = []
         # Asked on every line, so skipped where it cannot change anything: the
@@ -97,6 +128,13 @@ class HistoryDoctor:
             if insertion.replace_next is not None:
                 verdict.replace = insertion.replace_next
                 self.edits.append(Edit("replace", number, insertion.replace_next))
+        amend = getattr(self.engine, "amend", None)
+        if amend is not None:
+            # The engine fed this very entry (every driver applies a Step at once).
+            self.engine.amend = None
+            verdict = verdict or Verdict()
+            verdict.replace = amend.replacement
+            self.edits.append(Edit("replace", number, amend.replacement))
         if step.stray and self.options.drop_orphans and obj is not None:
             ids = [r.call_id for r in step.stray]
             kept = self.adapter.drop_results(verdict.replace if verdict and verdict.replace is not None else obj, ids)

@@ -33,6 +33,33 @@ _PLACEHOLDER_LONGEST = max(map(len, PLACEHOLDER_TEXTS))
 DROP = object()
 
 
+class Amend(Entry):
+    """An entry the API refuses as written, which a repair rewrites without changing what it says.
+
+    It pairs like any entry; the doctor also reports ``code`` on its line and
+    replaces the line with ``replacement`` (blocks put in the order the API
+    demands, say). It is reported wherever it stands, so an adapter returns one
+    only for an entry inside the checked history (one that opens it), and only
+    if it sets ``amends``.
+    """
+
+    __slots__ = ("code", "message", "call_id", "replacement")
+
+    def __init__(
+        self,
+        entry: Entry,
+        code: str,
+        message: str,
+        replacement: Any,
+        call_id: str | None = None,
+    ) -> None:
+        Entry.__init__(self, entry.opens_history, entry.boundary, entry.results, entry.calls, entry.thread)
+        self.code = code
+        self.message = message
+        self.replacement = replacement
+        self.call_id = call_id
+
+
 class Detection:
     """How sure an adapter is that sample lines are in its format."""
 
@@ -76,6 +103,9 @@ class FormatAdapter:
     # kept between lines): the self-check of a repair may then reuse the
     # doctor's answer for a line it writes unchanged instead of asking again.
     pure_classify: ClassVar[bool] = False
+    # True where ``classify`` may return an ``Amend``: only then does the
+    # engine look for one, so other formats pay nothing per line.
+    amends: ClassVar[bool] = False
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
         self.marker = marker
