@@ -132,6 +132,26 @@ _RULES = (
         ),
     ),
     Rule(
+        code="APX007",
+        name="tool-result-after-content",
+        severity=Severity.ERROR,
+        summary="a tool result stands after other content in its message, where the API wants results first",
+        fix="move the message's results to its front, in their order; every other block stays as it is",
+        fix_safety=FixSafety.SAFE,
+        explanation=(
+            "Anthropic's Messages API answers a tool_use only from the tool_result blocks that lead the "
+            "next user message: text, images or documents go after them. A result placed after other "
+            "content is refused (400: `tool_use` ids were found without `tool_result` blocks "
+            "immediately after). The result is real, so it still answers its call; the fix changes "
+            "only the order of the blocks in that message, never what they say."
+        ),
+        example=(
+            '{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]}\n'
+            '{"role":"user","content":[{"type":"text","text":"here it is"},'
+            '{"type":"tool_result","tool_use_id":"toolu_1","content":"20 C"}]}'
+        ),
+    ),
+    Rule(
         code="APX101",
         name="invalid-json",
         severity=Severity.ERROR,

@@ -17,6 +17,13 @@ What the API demands, and how it maps onto the engine:
   answered by the server inside the assistant message: never calls here.
 - The not-run record is a user message holding one ``tool_result`` block; the
   API merges it into the user message it stands before.
+- In a user message, ``tool_result`` blocks come first ("Any text must come
+  AFTER all tool results"): the API answers a call only from the results that
+  lead the message, and refuses the rest with "`tool_use` ids were found
+  without `tool_result` blocks immediately after". A result placed after other
+  content still answers its call here, and the line is reported APX007; the fix
+  moves the message's results to its front, in their order, and leaves every
+  other block as it is.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -60,6 +67,7 @@ class AnthropicAdapter(FormatAdapter):
     name = "anthropic"
     description = "Anthropic Messages API: the messages array, one message a line"
     priority = 10
+    amends = True
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
         super().__init__(marker=marker)
@@ -79,7 +87,7 @@ class AnthropicAdapter(FormatAdapter):
         if not isinstance(role, str) or role not in _ROLES or not isinstance(content, (str, list)):
             return None
         if role == "user":
-            entry = self._user(content)
+            entry = self._user(obj, content)
         elif role == "assistant":
             entry = self._assistant(content)
         else:
@@ -87,19 +95,26 @@ class AnthropicAdapter(FormatAdapter):
         self._last_role = role
         return entry
 
-    def _user(self, content: str | list) -> Entry:
+    def _user(self, obj: dict, content: str | list) -> Entry:
         if isinstance(content, str):
             return _PROMPT
         results = []
         other = False
+        # The first result that stands after other content (the API refuses it).
+        late = None
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_result":
+                if other and late is None:
+                    late = block
                 results.append(self._result(block))
             else:
                 other = True
         # Only text (or images, documents...) ends the window for results: a
         # message of results alone may be followed by more, merged by the API.
-        return Entry(other, other, tuple(results))
+        entry = Entry(other, other, tuple(results))
+        if late is None:
+            return entry
+        return _results_first(obj, content, entry, late)
 
     def _result(self, block: dict) -> ToolResult:
         return self.result_for(block.get("tool_use_id"), block.get("content"))
@@ -168,6 +183,20 @@ def _detect_one(obj: dict) -> int:
         elif kind != "text":
             return Detection.NO
     return level
+
+
+def _results_first(obj: dict, content: list, entry: Entry, late: dict) -> Amend:
+    """``entry`` with the rewrite that moves the message's results to its front (APX007)."""
+    results = [b for b in content if _is_result(b)]
+    rest = [b for b in content if not _is_result(b)]
+    call_id = str_or_none(late.get("tool_use_id"))
+    what = "a tool_result" if call_id is None else f"the tool_result for {call_id!r}"
+    message = f"{what} follows other content in this user message; the API wants the results first"
+    return Amend(entry, "APX007", message, {**obj, "content": results + rest}, call_id)
+
+
+def _is_result(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_result"
 
 
 def _is_client_call(block: Any) -> bool:

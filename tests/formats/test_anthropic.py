@@ -11,6 +11,7 @@ import anthropic.types as at
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 from typer.testing import CliRunner
 
@@ -245,6 +246,144 @@ def test_a_toolset_member_result_names_its_toolset() -> None:
     block = result.inserted[0].record["content"][0]
     assert block["toolset_name"] == "files"
     TOOL_RESULT.validate_python(block)
+
+
+# --- tool_result blocks come first in their user message (APX007) ---------------------------
+
+
+def text(value):
+    return {"type": "text", "text": value}
+
+
+def result_block(call_id, content="20 C"):
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+
+
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+
+
+@pytest.mark.parametrize(
+    "content, repaired, late",
+    [
+        (
+            [text("here"), result_block("toolu_a"), result_block("toolu_b")],
+            [result_block("toolu_a"), result_block("toolu_b"), text("here")],
+            "toolu_a",
+        ),
+        (
+            [result_block("toolu_b"), text("and"), result_block("toolu_a")],
+            [result_block("toolu_b"), result_block("toolu_a"), text("and")],
+            "toolu_a",
+        ),
+        (
+            [IMAGE, result_block("toolu_b", [text("x")]), text("then"), result_block("toolu_a")],
+            [result_block("toolu_b", [text("x")]), result_block("toolu_a"), IMAGE, text("then")],
+            "toolu_b",
+        ),
+    ],
+    ids=["text-first", "text-between-results", "image-and-text-around-results"],
+)
+def test_results_after_other_content_are_reported_and_moved_to_the_front(content, repaired, late) -> None:
+    message = {"role": "user", "content": content, "metadata": {"kept": True}}
+    history = [user("q"), call("toolu_a", "toolu_b"), message, {"role": "assistant", "content": "done"}]
+    assert "tool_result after other content" in api_violations(history)
+    result = repair_messages(history, format="anthropic")
+    # The finding names the first result that stands after other content.
+    assert codes(result.findings) == [("APX007", 3, late)]
+    # The results still answer their calls: nothing is inserted, only the line's order changes.
+    assert result.inserted == []
+    assert [(e.action, e.line) for e in result.edits] == [("replace", 3)]
+    assert result.messages == [*history[:2], {**message, "content": repaired}, history[3]]
+    assert list(result.messages[2]) == ["role", "content", "metadata"]
+    assert api_violations(result.messages) == []
+    HISTORY.validate_python(result.messages)
+    assert repair_messages(result.messages, format="anthropic").findings == []
+
+
+def test_results_first_then_text_is_sound_and_left_alone() -> None:
+    history = [user("q"), call("toolu_a"), {"role": "user", "content": [result_block("toolu_a"), text("next"), IMAGE]}]
+    result = repair_messages(history, format="anthropic")
+    assert result.findings == [] and result.edits == [] and result.messages[2] is history[2]
+
+
+def test_only_the_message_with_text_first_is_rewritten_when_results_are_split() -> None:
+    # Merged by the API into [a, text, b]: the second message is the one out of order.
+    history = [user("q"), call("toolu_a", "toolu_b"), results("toolu_a"), {"role": "user", "content": [text("and"), result_block("toolu_b")]}]
+    assert "tool_result after other content" in api_violations(history)
+    result = repair_messages(history, format="anthropic")
+    assert codes(result.findings) == [("APX007", 4, "toolu_b")]
+    assert result.messages[:3] == history[:3] and result.messages[2] is history[2]
+    assert result.messages[3] == {"role": "user", "content": [result_block("toolu_b"), text("and")]}
+    assert api_violations(result.messages) == []
+
+
+def test_an_unanswered_call_gets_its_record_before_the_rewritten_message() -> None:
+    history = [user("q"), call("toolu_a", "toolu_b"), {"role": "user", "content": [text("only a:"), result_block("toolu_a")]}]
+    result = repair_messages(history, format="anthropic")
+    assert codes(result.findings) == [("APX001", 2, "toolu_b"), ("APX007", 3, "toolu_a")]
+    assert result.messages == [
+        *history[:2],
+        not_run("toolu_b"),
+        {"role": "user", "content": [result_block("toolu_a"), text("only a:")]},
+    ]
+    assert api_violations(result.messages) == []
+
+
+def test_a_stray_result_out_of_order_is_moved_and_only_dropped_on_request() -> None:
+    history = [user("q"), call("toolu_a"), {"role": "user", "content": [result_block("toolu_a"), text("see"), result_block("toolu_ghost")]}]
+    assert codes(check_messages(history, format="anthropic")) == [("APX002", 3, "toolu_ghost"), ("APX007", 3, "toolu_ghost")]
+    kept = repair_messages(history, format="anthropic").messages[2]["content"]
+    assert kept == [result_block("toolu_a"), result_block("toolu_ghost"), text("see")]
+    dropped = repair_messages(history, format="anthropic", drop_orphans=True).messages[2]["content"]
+    assert dropped == [result_block("toolu_a"), text("see")]
+
+
+def test_the_cli_rewrites_only_that_line_and_a_second_run_changes_nothing(tmp_path: Path) -> None:
+    lines = [user("q"), call("toolu_a"), {"role": "user", "content": [text("here"), result_block("toolu_a")]}, user("thanks")]
+    path = tmp_path / "session.jsonl"
+    original = _write(path, lines)
+    runner = CliRunner()
+    check = runner.invoke(app, ["check", "--output-format", "json", str(path)])
+    assert check.exit_code == 1
+    (finding,) = json.loads(check.stdout)["files"][0]["findings"]
+    assert (finding["code"], finding["name"], finding["severity"], finding["line"]) == (
+        "APX007",
+        "tool-result-after-content",
+        "error",
+        3,
+    )
+    fixed = runner.invoke(app, ["fix", "--in-place", str(path)])
+    assert fixed.exit_code == 1
+    before, after = original.splitlines(), path.read_bytes().splitlines()
+    assert after[:2] == before[:2] and after[3] == before[3]
+    assert orjson.loads(after[2]) == {"role": "user", "content": [result_block("toolu_a"), text("here")]}
+    assert runner.invoke(app, ["check", str(path)]).exit_code == 0
+    assert runner.invoke(app, ["fix", "--in-place", str(path)]).exit_code == 0
+    assert path.read_bytes().splitlines() == after
+
+
+@st.composite
+def _shuffled_histories(draw) -> list:
+    """The drawn histories, with the blocks of some user messages put in any order."""
+    history = draw(strategy.histories())
+    for message in history:
+        if message["role"] == "user" and isinstance(message["content"], list) and draw(st.booleans()):
+            message["content"] = draw(st.permutations(message["content"]))
+    return history
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=_shuffled_histories())
+def test_every_repaired_history_with_blocks_in_any_order_is_accepted(history) -> None:
+    result = repair_messages(history, format="anthropic", drop_orphans=True)
+    assert api_violations(result.messages) == []
+    HISTORY.validate_python(result.messages)
+    moved = {f.line for f in result.findings if f.code == "APX007"}
+    for line, message in enumerate(history, 1):
+        blocks = message["content"] if message["role"] == "user" and isinstance(message["content"], list) else []
+        kinds = [b["type"] == "tool_result" for b in blocks]
+        assert (line in moved) == (kinds != sorted(kinds, reverse=True))
+    assert repair_messages(result.messages, format="anthropic").messages == result.messages
 
 
 # --- what the official SDK accepts ---------------------------------------------------------
