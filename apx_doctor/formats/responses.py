@@ -12,6 +12,12 @@ between a call and its output, so only a user, system or developer message (or a
 compaction, which replaces what came before) ends the turn. Server-side items
 (``web_search_call``, ``mcp_call``, ``program``...) carry their own outcome and
 need no output. Item types this module does not know are passed over.
+
+A response cut off right after a ``reasoning`` item leaves it without the item
+it precedes (its call or message), which the API refuses ("provided without its
+required following item") whether the not-run output stands before or after
+it. So the output goes where it goes for any call, right before the message
+that ends the turn; the reasoning item is left as it is.
 """
 
 from __future__ import annotations
