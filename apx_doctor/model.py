@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rules import RULES, Rule, Severity
+from .rules import RULES, FixSafety, Rule, Severity
+
+# The codes that `fix` itself repairs (the others need a flag, or a person).
+_REPAIRED = frozenset(code for code, rule in RULES.items() if rule.fix_safety is FixSafety.SAFE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +135,7 @@ class FileReport:
     def unfixable(self) -> bool:
         """Error findings that a repair does not resolve remain after fix."""
         return any(
-            f.severity is Severity.ERROR and not (f.code == "APX001" and f.fixable is not False)
+            f.severity is Severity.ERROR and not (f.code in _REPAIRED and f.fixable is not False)
             for f in self.findings
         )
 
