@@ -14,6 +14,19 @@ a new reply (a new ``message.id``), a real user prompt or a ``compact_boundary``
 closes the calls still pending. Sub-agent lines (``isSidechain``) pair within
 their own thread. Pairing goes by id in file order; the uuid tree is only used
 to place an inserted line and to keep the tree whole around it.
+
+The tree is not kept whole, so that memory stays flat however long the file
+is. A main-thread line whose parent is none or a line the tree still holds goes
+into the newer of two generations; once that one is full, the older is let go
+where a new main-thread reply begins. Such a line's ancestors were all written
+before it, so the walk from an inserted line's place up to the reply that made
+its calls meets only lines written since that reply began (or kept), and none of
+those is let go before the reply ends. Every other line (a sub-agent's, or one
+whose parent is missing: written after it, left behind by a far rewind, or in
+another file) is kept for good, and so is every uuid let go that could equal an
+inserted one. Where one uuid is written twice with two parents, the tree as
+held may place a record otherwise than the whole tree would; inserted uuids
+stay unique all the same.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ NAMESPACE_NAME = "https://github.com/apx-doctor/apx-doctor/formats/claude-code"
 _NAMESPACE = bytes.fromhex("6efd5234ad175065801f87d9b5100248")
 
 _MAIN: Hashable = None
+_ABSENT: Any = object()
 # Fields an inserted result line copies from the line that made the call, in Claude Code's order.
 _COPIED = ("userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "entrypoint")
 # Lines that only carry these types and keys are Claude Code's for sure.
@@ -50,6 +64,8 @@ _OUTPUT_PREFIXES = (
 _NOTICE_PREFIXES = ("<task-notification>",)
 # How far up the tree to look when asking whether a line follows a call.
 _ANCESTRY_LIMIT = 10_000
+# Main-thread lines a generation of the uuid tree holds before the next one starts.
+_GENERATION = 10_000
 
 
 # Shared entries for the main thread: most lines are on it, and an Entry per line costs.
@@ -99,7 +115,13 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._parents: dict[str, str | None] = {}  # uuid -> parentUuid, as the output has it
+        # uuid -> parentUuid, as the output has it: main-thread lines whose parent
+        # is none or in these two (newest first), and the lines kept for good.
+        self._new: dict[str, str | None] = {}
+        self._old: dict[str, str | None] = {}
+        self._kept: dict[str, str | None] = {}
+        self._v5: set[str] = set()  # uuids let go that could equal an inserted one
+        self._generation = _GENERATION
         self._sidechains: dict[str, Hashable] = {}  # sidechain uuid -> its thread
         self._agents: dict[str, Hashable] = {}  # agentId -> its thread
         self._named: set[Hashable] = set()  # threads an agentId names
@@ -109,6 +131,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
         self._session: str | None = None
         self._previous: str | None = None  # the last uuid seen, in any thread
+        self._clean = True  # whether that line is in ``_new`` or ``_old`` (or let go from them)
         self._thread: Hashable = _MAIN
 
     @classmethod
@@ -132,19 +155,32 @@ class ClaudeCodeAdapter(FormatAdapter):
         if not isinstance(uuid, str):
             uuid = None
         parent = obj.get("parentUuid")
-        if not isinstance(parent, str):
+        previous = self._previous
+        if parent == previous:
+            # Mostly the line just before: its own object, so that the tree
+            # holds one copy of each uuid.
+            parent = previous
+            clean = self._clean
+        elif not isinstance(parent, str):
             parent = None
-        elif parent == self._previous:
-            # Mostly the line just before: ``_parents`` then holds one copy of
-            # each uuid, not two (40 MB less for a 1 GB file, and less memory traffic).
-            parent = self._previous
+            clean = True
+        else:
+            clean = parent in self._new or parent in self._old
         if self._session is None:
             self._session = _str(obj.get("sessionId"))
-        thread = self._thread = _MAIN if obj.get("isSidechain") is not True else self._thread_of(obj, uuid, parent)
+        if obj.get("isSidechain") is not True:
+            thread = self._thread = _MAIN
+        else:
+            thread = self._thread = self._thread_of(obj, uuid, parent)
+            clean = False
         if uuid is not None:
-            self._parents[uuid] = parent
+            if clean:
+                self._new[uuid] = parent
+            else:
+                self._keep(uuid, parent)
             self._last[thread] = uuid
             self._previous = uuid
+            self._clean = clean
         if kind == "assistant":
             return self._assistant(obj, thread, uuid)
         if kind == "user":
@@ -188,6 +224,8 @@ class ClaudeCodeAdapter(FormatAdapter):
         # Lines of the reply being written continue it; another reply closes its calls.
         new_reply = reply is None or self._reply.get(thread) != reply
         if new_reply:
+            if thread is _MAIN and len(self._new) >= self._generation:
+                self._rotate()
             self._reply[thread] = reply
             self._reply_start[thread] = uuid
         content = message.get("content")
@@ -226,7 +264,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         results = []
         for block in content:
             if type(block) is dict and block.get("type") == "tool_result":
-                results.append(self._result(block))
+                results.append(self.result_for(block.get("tool_use_id"), block.get("content")))
         if results:
             # Text beside results is what Claude Code attaches to them (reminders,
             # hook context), not a new prompt: other calls of the reply stay open.
@@ -243,8 +281,56 @@ class ClaudeCodeAdapter(FormatAdapter):
             return _MAIN_OUTPUT if output else _MAIN_PROMPT
         return Entry(opens_history=not output, boundary=True, thread=thread)
 
-    def _result(self, block: dict) -> ToolResult:
-        return self.result_for(block.get("tool_use_id"), block.get("content"))
+    # -- the uuid tree ------------------------------------------------------------
+
+    def _rotate(self) -> None:
+        """A new main-thread reply begins at this line: let the older generation go.
+
+        The calls still pending on the main thread are the last reply's, closed
+        after this line. Their records are placed by walking up to the line
+        where that reply began (it is not looked up itself), through lines
+        written since then or kept. A generation was last let go at that
+        reply's first line or before it, so what goes now was written no later.
+        """
+        gone = self._old
+        self._old = self._new
+        self._new = {}
+        # An inserted uuid is a uuid5: only a uuid with a 5 where a uuid's version digit goes can equal one.
+        try:
+            self._v5.update([uuid for uuid in gone if uuid[14] == "5"])
+        except IndexError:  # a uuid of 14 characters or fewer
+            self._v5.update([uuid for uuid in gone if uuid[14:15] == "5"])
+
+    def _keep(self, uuid: str, parent: str | None) -> None:
+        """Keep this line for good; it is where its uuid is looked up from now on."""
+        self._new.pop(uuid, None)
+        self._old.pop(uuid, None)
+        self._kept[uuid] = parent
+        if uuid == self._previous:
+            self._clean = False
+
+    def _link(self, uuid: str, parent: str | None, thread: Hashable) -> None:
+        """Point ``uuid`` at ``parent``: an inserted line, or a line re-pointed past inserted or removed lines."""
+        if thread is _MAIN and (parent is None or parent in self._new or parent in self._old):
+            self._old.pop(uuid, None)
+            self._kept.pop(uuid, None)
+            self._new[uuid] = parent
+            if uuid == self._previous:
+                self._clean = True
+        else:
+            self._keep(uuid, parent)
+
+    def _parent(self, uuid: str) -> str | None:
+        parent = self._new.get(uuid, _ABSENT)
+        if parent is _ABSENT:
+            parent = self._old.get(uuid, _ABSENT)
+            if parent is _ABSENT:
+                parent = self._kept.get(uuid)
+        return parent
+
+    def _taken(self, uuid: str) -> bool:
+        """Whether a line of the file, or a line inserted before, has this uuid (as far as an inserted one could)."""
+        return uuid in self._new or uuid in self._old or uuid in self._kept or uuid in self._v5
 
     # -- repairs -----------------------------------------------------------------
 
@@ -273,7 +359,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                 tips[thread] = candidate if anchored[thread] else last_site[thread].uuid
             record = self._record(pending, tips[thread])
             tips[thread] = record["uuid"]
-            self._parents[record["uuid"]] = record["parentUuid"]
+            self._link(record["uuid"], record["parentUuid"], thread)
             records.append(record)
         return Insertion(records, self._next_line(before, before_parent, tips, anchored))
 
@@ -295,7 +381,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         replaced["parentUuid"] = parent
         uuid = _str(before.get("uuid"))
         if uuid is not None:
-            self._parents[uuid] = parent
+            self._link(uuid, parent, self._thread)
         return replaced
 
     def _follows(self, node: str | None, ancestor: str | None) -> bool:
@@ -305,7 +391,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         for _ in range(_ANCESTRY_LIMIT):
             if node == ancestor:
                 return True
-            node = self._parents.get(node)
+            node = self._parent(node)
             if node is None:
                 return False
         return False
@@ -336,7 +422,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         """uuid5 of the call; where lines repeat a uuid, the next unused one in a fixed series."""
         uuid = _uuid5(name)
         n = 0
-        while uuid in self._parents:
+        while self._taken(uuid):
             n += 1
             uuid = _uuid5(f"{name}\x00{n}")
         return uuid
@@ -371,7 +457,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                 replaced[key] = self._dropped[value]
         uuid = _str(obj.get("uuid"))
         if replaced is not None and uuid is not None:
-            self._parents[uuid] = _str(replaced.get("parentUuid"))
+            self._link(uuid, _str(replaced.get("parentUuid")), self._thread)
         return replaced
 
     def _resolve(self, uuid: str | None) -> str | None:
