@@ -66,6 +66,12 @@ def repair_messages(
     """
     options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
     doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
+    if (
+        getattr(doctor.adapter, "clean_run", None) is not None
+        and not doctor.adapter.one_history_a_line
+        and not doctor.relinks
+    ):
+        return _repair_skipping_clean_runs(doctor, messages)
     out: list[Any] = []
     inserted: list[Inserted] = []
     # ``HistoryDoctor.entry`` unrolled where it may be, as in the streaming
@@ -102,6 +108,64 @@ def repair_messages(
     verdict = _end(doctor, len(messages) + 1)
     if verdict is not None:
         _insert(out, inserted, verdict.insert)
+    return _result(doctor, out, inserted)
+
+
+def _repair_skipping_clean_runs(doctor: HistoryDoctor, messages: Sequence[Any]) -> RepairResult:
+    """``repair_messages`` for an adapter that can prove stretches clean (``clean_run``).
+
+    Where the engine is quiet (its history started, nothing pending), the
+    adapter tells how far the messages would give it nothing to do; those
+    messages are not fed, only the calls they settled are recorded. Every other
+    message goes through the engine as in the plain loop, so the result is the
+    same, to the finding and the object. The kept messages are copied into the
+    repaired list in slices, up to each place that changes.
+    """
+    if type(messages) is not list and type(messages) is not tuple:
+        messages = list(messages)
+    clean_run, quiet, answered = doctor.adapter.clean_run, doctor.engine.quiet, doctor.engine.answered
+    classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
+    out: list[Any] = []
+    inserted: list[Inserted] = []
+    end = len(messages)
+    copied = 0  # messages[:copied] are in ``out`` (or were replaced there)
+    index = 0
+    try:
+        while index < end:
+            if quiet():
+                index, settled = clean_run(messages, index)
+                if settled:
+                    answered(settled)
+                if index >= end:
+                    break
+            message = messages[index]
+            number = index + 1
+            entry = classify(message)
+            if entry is None:
+                doctor.unrecognised(number)
+                index = number
+                continue
+            step = feed(number, entry)
+            verdict = None if step is None else apply(number, step, message)
+            if verdict is not None:
+                out += messages[copied:index]
+                _insert(out, inserted, verdict.insert)
+                if verdict.replace is None:
+                    out.append(message)
+                elif verdict.replace is not DROP:
+                    out.append(verdict.replace)
+                copied = number
+            index = number
+    except _ADAPTER_TROUBLE as exc:
+        raise _trouble(doctor, f"the message at index {index}", exc) from exc
+    out += messages[copied:]
+    verdict = _end(doctor, end + 1)
+    if verdict is not None:
+        _insert(out, inserted, verdict.insert)
+    return _result(doctor, out, inserted)
+
+
+def _result(doctor: HistoryDoctor, out: list[Any], inserted: list[Inserted]) -> RepairResult:
     return RepairResult(
         messages=out,
         inserted=inserted,

@@ -162,6 +162,40 @@ class PairingEngine:
             pending[call.id] = (line, call)
         return step
 
+    def quiet(self, thread: Hashable = None) -> bool:
+        """True when ``thread``'s checked history has started and none of its calls is pending.
+
+        From such a point an adapter that knows its fields may prove that a
+        stretch of entries would give no Step (the chat adapter's
+        ``clean_run``), and the library skips feeding them.
+        """
+        state = self._threads.get(thread)
+        return state is not None and state.started and not state.pending
+
+    def answered(self, call_ids: list[str], thread: Hashable = None) -> None:
+        """Record, in order, calls made and answered by entries that were not fed.
+
+        The entries were proven to give no Step from a ``quiet`` thread: each
+        call was answered once by a result that is neither a not-run record nor
+        a placeholder, before the next boundary. Their only trace in the engine
+        is the settled memory, which tells a later duplicate from an orphan;
+        it ends exactly as feeding the entries would have left it.
+        """
+        state = self._threads[thread]
+        done, total = 0, len(call_ids)
+        while done < total:
+            settled = state.settled
+            room = SETTLED_MEMORY - len(settled)
+            if room > 0:
+                # Fewer new ids than room: no generation can turn over, so a
+                # batch stores them exactly as ``settle`` one by one would.
+                batch = call_ids[done : done + room]
+                settled.update(dict.fromkeys(batch, _ANSWERED))
+                done += len(batch)
+            else:
+                state.settle(call_ids[done], _ANSWERED)
+                done += 1
+
     def finish(self) -> Step | None:
         """The history ends: close what is still pending."""
         if not self._close_at_end:

@@ -244,7 +244,9 @@ def test_library_backstop_names_the_message(entry_point, monkeypatch: pytest.Mon
         return classify(self, obj)
 
     monkeypatch.setattr(ChatAdapter, "classify", tripping)
-    messages = [{"role": "user", "content": "hi"}, {"role": "user", "content": "trip"}]
+    # A result the engine must see (it answers nothing): the library skips
+    # classifying stretches the chat adapter proves clean.
+    messages = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "trip"}]
     with pytest.raises(ValueError, match=r"^the message at index 1: the chat reader cannot handle it \(TypeError") as caught:
         entry_point(messages)
     assert isinstance(caught.value.__cause__, TypeError)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import Detection, FormatAdapter, Insertion
+from .base import _PLACEHOLDER_LONGEST, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, text_of
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
 _NON_TOOL_ROLES = frozenset({"system", "developer"})
+# Roles whose message, with no call pending, gives the engine nothing to do.
+_QUIET_ROLES = frozenset({"user", "system", "developer", "function"})
 
 
 class ChatAdapter(FormatAdapter):
@@ -62,6 +64,74 @@ class ChatAdapter(FormatAdapter):
             # Legacy function results carry no call id: nothing to pair.
             return PASS_OVER
         return None
+
+    def clean_run(self, messages: Sequence[Any], start: int) -> tuple[int, list[str]]:
+        """How far from ``start`` the messages would give the engine nothing to do.
+
+        For ``repair_messages``, from a point where the engine is ``quiet``:
+        returns the index of the first message the engine must see, and the
+        call ids answered before it, in the order their results came. It
+        accepts only what certainly gives no Step: boundaries with nothing
+        pending, and an assistant message whose calls (distinct string ids)
+        are each answered once by the tool messages right after it, with
+        results that are neither the marker nor a placeholder. Anything else,
+        including anything odd, stops it: the engine then decides.
+        """
+        marker = self.marker
+        answered: list[str] = []
+        add = answered.append
+        end = len(messages)
+        i = start
+        while i < end:
+            message = messages[i]
+            if type(message) is not dict:
+                break
+            role = message.get("role")
+            if type(role) is not str:
+                break
+            if role != "assistant":
+                if role in _QUIET_ROLES:
+                    i += 1
+                    continue
+                break  # a stray result, or no entry of the format
+            tool_calls = message.get("tool_calls")
+            if not tool_calls:
+                i += 1
+                continue
+            if type(tool_calls) is not list:
+                break
+            waiting = set()
+            for item in tool_calls:
+                call_id = item.get("id") if type(item) is dict else None
+                if type(call_id) is not str or call_id in waiting:
+                    waiting = None
+                    break
+                waiting.add(call_id)
+            if waiting is None:
+                break
+            mark = len(answered)
+            j = i + 1
+            while waiting and j < end:
+                result = messages[j]
+                if type(result) is not dict or result.get("role") != "tool":
+                    break
+                call_id = result.get("tool_call_id")
+                if type(call_id) is not str or call_id not in waiting:
+                    break
+                content = result.get("content")
+                text = content if type(content) is str else text_of(content)
+                if text is not None and (
+                    text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS)
+                ):
+                    break
+                waiting.remove(call_id)
+                add(call_id)
+                j += 1
+            if waiting:
+                del answered[mark:]
+                break
+            i = j
+        return i, answered
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion(
