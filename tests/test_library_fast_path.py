@@ -136,6 +136,8 @@ _ODD = st.sampled_from(
         {"role": "assistant", "tool_calls": [{"id": 1}, {"id": ["a"]}, {"function": {"name": "f"}}]},
         {"role": "assistant", "tool_calls": [{"id": "a", "type": "custom", "custom": {"name": "g", "input": "x"}}]},
         {"role": "assistant", "tool_calls": [{"id": "a", "function": "not a dict"}]},
+        {"role": "user", "content": "not a result", "tool_call_id": "a"},
+        {"role": "function", "content": "not a result", "tool_call_id": "0"},
         {"role": "tool", "content": "no id"},
         {"role": "tool", "tool_call_id": None, "content": "ok"},
         {"role": "tool", "tool_call_id": ["a"], "content": "ok"},
@@ -289,6 +291,16 @@ def test_clean_run_takes_sound_turns_and_stops_where_the_engine_must_decide() ->
         assert adapter.clean_run([*sound, stop, *sound], 0)[0] == len(sound)
     placeholder = [sound[1], {**sound[2], "content": "aborted"}, sound[3]]
     assert adapter.clean_run(placeholder, 0) == (0, [])
+    # One call, and right after it something that only looks like its result.
+    one = {"role": "assistant", "content": None, "tool_calls": [_call("z", "write")]}
+    for lookalike in (
+        {"role": "user", "content": "not a result", "tool_call_id": "z"},
+        _Mapping(role="tool", tool_call_id="z", content="1"),
+        {"role": "tool", "tool_call_id": "z", "content": [{"type": "text", "text": "aborted"}]},
+    ):
+        messages = [sound[0], one, lookalike, sound[0]]
+        assert adapter.clean_run(messages, 1) == (1, [])
+        _all_ways(messages, "chat")
 
 
 def test_a_repair_with_dangling_calls_far_apart_matches_the_plain_path() -> None:

@@ -100,6 +100,24 @@ class ChatAdapter(FormatAdapter):
                 continue
             if type(tool_calls) is not list:
                 break
+            if len(tool_calls) == 1 and i + 1 < end:
+                # One call, the common case: its result must come right after.
+                item = tool_calls[0]
+                result = messages[i + 1]
+                if type(item) is not dict or type(result) is not dict or result.get("role") != "tool":
+                    break
+                call_id = item.get("id")
+                if type(call_id) is not str or result.get("tool_call_id") != call_id:
+                    break
+                content = result.get("content")
+                text = content if type(content) is str else text_of(content)
+                if text is not None and (
+                    text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS)
+                ):
+                    break
+                add(call_id)
+                i += 2
+                continue
             waiting = set()
             for item in tool_calls:
                 call_id = item.get("id") if type(item) is dict else None
