@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 from unittest.mock import patch
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from apx_doctor import repair_messages
@@ -23,6 +23,9 @@ from apx_doctor.formats import claude_code
 from apx_doctor.formats.base import DEFAULT_MARKER
 from apx_doctor.formats.claude_code import ClaudeCodeAdapter
 from strategies.claude_code import SESSION, assistant, histories, progress, prompt, result, tool_use
+
+
+_NOWHERE = object()
 
 
 class _Tiny(ClaudeCodeAdapter):
@@ -39,12 +42,20 @@ class _WholeTree(ClaudeCodeAdapter):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.whole: dict[str, str | None] = {}
+        self.written: dict[str, str | None] = {}  # as the file's own lines have it
+        # A uuid written twice with two parents (or a line's uuid that an
+        # earlier record already has): the module's documented limit, where the
+        # held tree may place a record otherwise.
+        self.ambiguous = False
 
     def classify(self, obj: Any) -> Any:
         entry = super().classify(obj)
         if type(obj) is dict and isinstance(obj.get("type"), str) and isinstance(obj.get("uuid"), str):
-            parent = obj.get("parentUuid")
-            self.whole[obj["uuid"]] = parent if isinstance(parent, str) else None
+            uuid, parent = obj["uuid"], obj.get("parentUuid")
+            parent = parent if isinstance(parent, str) else None
+            if uuid in self.whole and self.written.get(uuid, _NOWHERE) != parent:
+                self.ambiguous = True
+            self.whole[uuid] = self.written[uuid] = parent
         return entry
 
     def _link(self, uuid: str, parent: str | None, thread: Any) -> None:
@@ -74,9 +85,15 @@ def _repair(adapter: ClaudeCodeAdapter, lines: list, drop: bool) -> tuple[list, 
     return doctor.findings, doctor.edits
 
 
-def _same_repair(lines: list, drop: bool) -> list:
-    findings, edits = _repair(_Tiny(), lines, drop)
-    assert (findings, edits) == _repair(_WholeTree(), lines, drop)
+def _same_repair(lines: list, drop: bool, *, drawn: bool = False) -> list:
+    reference = _WholeTree()
+    expected = _repair(reference, lines, drop)
+    if drawn:
+        assume(not reference.ambiguous)
+    else:
+        assert not reference.ambiguous, "a hand-made example should stay clear of the documented limit"
+    assert _repair(_Tiny(), lines, drop) == expected
+    findings, edits = expected
     return edits
 
 
@@ -124,7 +141,7 @@ def shuffled_histories(draw) -> list:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=shuffled_histories(), drop=st.booleans())
 def test_records_go_where_the_whole_tree_puts_them_whatever_the_order_of_lines(lines: list, drop: bool) -> None:
-    _same_repair(lines, drop)
+    _same_repair(lines, drop, drawn=True)
 
 
 def _long_session(turns: int) -> list:
