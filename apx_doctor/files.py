@@ -8,6 +8,7 @@ the original as it was and no temporary file behind.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import stat
@@ -135,6 +136,57 @@ def open_lines(path: str) -> Iterator[Iterable[bytes]]:
             raise InputError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
+def _open_temp(fd: int, target: str) -> BinaryIO:
+    return io.BufferedWriter(_TempFile(fd, target), READ_BUFFER)
+
+
+class _TempFile(io.RawIOBase):
+    """The temporary file under its write buffer, which calls it about once a megabyte.
+
+    So this is where a failed write is named, and where a long write hands each
+    finished step to the kernel's writeback and frees what is already on disk: the
+    final fsync then waits for one step, not the whole file, and a gigabyte
+    rewrite keeps about two steps of its output cached, not all of it.
+    """
+
+    def __init__(self, fd: int, target: str) -> None:
+        super().__init__()
+        self.fd = fd
+        self.target = target
+        self.written = 0
+        self.handed_over = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def write(self, data) -> int:
+        try:
+            done = os.write(self.fd, data)
+        except OSError as exc:
+            raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
+        self.written += done
+        if self.written - self.handed_over > 2 * WRITEBACK_STEP:
+            self._hand_over()
+        return done
+
+    def _hand_over(self) -> None:
+        self.handed_over += WRITEBACK_STEP
+        if HAS_FADVISE:
+            # Only a hint: a file system that refuses it loses nothing.
+            with contextlib.suppress(OSError):
+                os.posix_fadvise(self.fd, 0, self.handed_over, os.POSIX_FADV_DONTNEED)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                os.close(self.fd)
+            finally:
+                super().close()
+
+
 class _AtomicTemp:
     """A temporary file beside ``target`` that replaces it on commit."""
 
@@ -150,31 +202,9 @@ class _AtomicTemp:
             fd, self.name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=folder or ".")
         except OSError as exc:
             raise WriteError(f"{target}: cannot create a temporary file beside it: {exc.strerror or exc}") from None
-        self.handle: BinaryIO = os.fdopen(fd, "wb", buffering=READ_BUFFER)
-        self.written = 0
-        self.handed_over = 0
-
-    def write(self, data: bytes) -> None:
-        try:
-            self.handle.write(data)
-            self.written += len(data)
-            if self.written - self.handed_over > 2 * WRITEBACK_STEP:
-                self._hand_over()
-        except OSError as exc:
-            self.abort()
-            raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
-
-    def _hand_over(self) -> None:
-        """Start writing back all but the last step, and free what is already on disk.
-
-        The final fsync then waits for one step, not the whole file, and a
-        gigabyte rewrite keeps about two steps of its output cached, not all of it.
-        """
-        self.handed_over += WRITEBACK_STEP
-        if HAS_FADVISE:
-            # Only a hint: a file system that refuses it loses nothing.
-            with contextlib.suppress(OSError):
-                os.posix_fadvise(self.handle.fileno(), 0, self.handed_over, os.POSIX_FADV_DONTNEED)
+        self.handle: BinaryIO = _open_temp(fd, target)
+        # The buffer's own method: a repair writes every kept line through it.
+        self.write = self.handle.write
 
     def commit(self, mode: int | None, expect: os.stat_result | None = None) -> None:
         try:
@@ -205,7 +235,8 @@ class _AtomicTemp:
             raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
 
     def abort(self) -> None:
-        with contextlib.suppress(OSError):
+        # Closing flushes the buffer first; a write that fails again is no news.
+        with contextlib.suppress(OSError, WriteError):
             self.handle.close()
         with contextlib.suppress(OSError):
             os.unlink(self.name)

@@ -56,7 +56,7 @@ def others(folder: Path, *keep: Path) -> list[str]:
 
 
 class FaultyHandle:
-    """A temporary file handle whose ``step`` fails with ``code``."""
+    """A temporary file handle whose ``step`` (flush or close) fails with ``code``."""
 
     def __init__(self, real, step: str, code: int) -> None:
         self.real, self.step, self.code = real, step, code
@@ -66,7 +66,6 @@ class FaultyHandle:
             raise OSError(self.code, os.strerror(self.code))
 
     def write(self, data):
-        self._maybe_fail("write")
         return self.real.write(data)
 
     def flush(self):
@@ -95,9 +94,12 @@ CODES = [errno.ENOSPC, errno.EACCES, errno.EROFS]
 def inject(monkeypatch: pytest.MonkeyPatch, step: str, code: int) -> None:
     if step == "mkstemp":
         monkeypatch.setattr(files.tempfile, "mkstemp", _failing(code))
-    elif step in ("write", "flush", "close"):
-        real = os.fdopen
-        monkeypatch.setattr(files.os, "fdopen", lambda fd, *a, **k: FaultyHandle(real(fd, *a, **k), step, code))
+    elif step == "write":
+        # Beneath the write buffer, as a full disk fails it: the temporary file's own write.
+        monkeypatch.setattr(files.os, "write", _failing(code))
+    elif step in ("flush", "close"):
+        real = files._open_temp
+        monkeypatch.setattr(files, "_open_temp", lambda fd, target: FaultyHandle(real(fd, target), step, code))
     else:
         monkeypatch.setattr(files.os, step, _failing(code))
 
@@ -114,6 +116,8 @@ def test_a_failed_in_place_write_leaves_the_old_bytes_and_no_temp(
     result = run_cli("fix", "--in-place", str(path))
     assert result.exit_code == 2
     assert str(path) in result.output and os.strerror(code) in result.output
+    # Named as the write it was, never as a failed read of the input.
+    assert ("cannot create a temporary file" if step == "mkstemp" else "write failed") in result.output
     assert path.read_bytes() == old
     assert others(tmp_path, path) == [], "a temporary file was left behind"
 
@@ -125,7 +129,7 @@ def test_a_failed_output_write_leaves_no_output_and_no_temp(tmp_path: Path, monk
     out.write_bytes(b"previous\n")
     inject(monkeypatch, step, errno.ENOSPC)
     result = run_cli("fix", "--output", str(out), str(source))
-    assert result.exit_code == 2 and str(out) in result.output
+    assert result.exit_code == 2 and str(out) in result.output and "write failed" in result.output
     assert out.read_bytes() == b"previous\n"
     assert others(tmp_path, source, out) == []
 
