@@ -67,7 +67,7 @@ def repair_messages(
     options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
     doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
     if (
-        getattr(doctor.adapter, "clean_run", None) is not None
+        doctor.adapter.clean_run is not None
         and not doctor.adapter.one_history_a_line
         and not doctor.relinks
     ):

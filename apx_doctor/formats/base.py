@@ -106,6 +106,11 @@ class FormatAdapter:
     # True where ``classify`` may return an ``Amend``: only then does the
     # engine look for one, so other formats pay nothing per line.
     amends: ClassVar[bool] = False
+    # Optional, for ``repair_messages``: ``clean_run(messages, start) -> (end,
+    # answered call ids)`` proves a stretch gives the engine nothing to do, so
+    # the library skips feeding it (see the chat adapter). None: every message
+    # is fed.
+    clean_run: ClassVar[Any] = None
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
         self.marker = marker
