@@ -3,7 +3,7 @@
     python bench/run.py            # full size: 1 GB transcripts (about 7 minutes on 2 cores)
     BENCH_SCALE=0.05 python bench/run.py   # a quick run on 1/20 of the data (its ratios
                                            # then weigh start-up, not throughput)
-    BENCH_RUNS=5 python bench/run.py       # more runs a row (default 3)
+    BENCH_RUNS=7 python bench/run.py       # more runs a row (default 5)
 
 Every measurement is one fresh child process (bench/measure.py), so its
 RUSAGE_CHILDREN peak memory is that command's alone. Each row runs the doctor
@@ -33,7 +33,7 @@ import generate  # noqa: E402
 PYTHON = sys.executable
 DOCTOR = [PYTHON, "-m", "apx_doctor"]
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
-RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 DATA = Path(os.environ.get("BENCH_DATA", HERE / "data"))
 JOBS = os.cpu_count() or 1
 
