@@ -109,11 +109,7 @@ class ChatAdapter(FormatAdapter):
                 call_id = item.get("id")
                 if type(call_id) is not str or result.get("tool_call_id") != call_id:
                     break
-                content = result.get("content")
-                text = content if type(content) is str else text_of(content)
-                if text is not None and (
-                    text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS)
-                ):
+                if _marked(result.get("content"), marker):
                     break
                 add(call_id)
                 i += 2
@@ -136,11 +132,7 @@ class ChatAdapter(FormatAdapter):
                 call_id = result.get("tool_call_id")
                 if type(call_id) is not str or call_id not in waiting:
                     break
-                content = result.get("content")
-                text = content if type(content) is str else text_of(content)
-                if text is not None and (
-                    text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS)
-                ):
+                if _marked(result.get("content"), marker):
                     break
                 waiting.remove(call_id)
                 add(call_id)
@@ -190,3 +182,9 @@ def _is_chat_part(part: Any) -> bool:
 
 
 ADAPTER = ChatAdapter
+
+
+def _marked(content: Any, marker: str) -> bool:
+    """Whether a result is a not-run record or a placeholder, which only the engine may judge."""
+    text = content if type(content) is str else text_of(content)
+    return text is not None and (text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS))
