@@ -181,10 +181,10 @@ def _is_chat_part(part: Any) -> bool:
     )
 
 
-ADAPTER = ChatAdapter
-
-
 def _marked(content: Any, marker: str) -> bool:
     """Whether a result is a not-run record or a placeholder, which only the engine may judge."""
     text = content if type(content) is str else text_of(content)
     return text is not None and (text == marker or (len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS))
+
+
+ADAPTER = ChatAdapter
