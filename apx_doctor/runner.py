@@ -241,9 +241,14 @@ class _ByteProgress:
         # The path is transcript-controlled text: never markup.
         columns = (TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
         with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
-            task = bar.add_task(printable(files.describe(self.path), 40), total=self.total)
+            task = bar.add_task(_tail(printable(files.describe(self.path)), 40), total=self.total)
             while not self.stop.wait(0.1):
                 bar.update(task, completed=_position(self.handle))
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of a long path, where its file name is."""
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
 def _size(handle) -> int | None:
