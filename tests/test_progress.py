@@ -107,3 +107,15 @@ def test_quiet_draws_no_bar_even_on_a_terminal(slow_file: Path) -> None:
     out, err, code = _run(["check", "--isolated", "-q", str(slow_file)], terminal=True)
     assert code == 1 and "APX001" in out
     assert b"/s" not in err and slow_file.name.encode() not in err, err[:300]
+
+
+def test_many_files_show_how_many_are_done_on_a_terminal(slow_file: Path, tmp_path: Path) -> None:
+    copies = []
+    for n in range(3):
+        copy = tmp_path / f"session-{n}.jsonl"
+        copy.symlink_to(slow_file)
+        copies.append(str(copy))
+    out, err, code = _run(["check", "--isolated", "--jobs", "1", *copies], terminal=True)
+    assert code == 1 and out.count("APX001") == 3
+    shown = err.decode(errors="replace")
+    assert "checking" in shown and re.search(r"\d+%", shown), "a bar counts the files done"
