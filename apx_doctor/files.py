@@ -172,8 +172,30 @@ class _TempFile(io.RawIOBase):
             self._hand_over()
         return done
 
+    def copy_in(self, source: int, count: int) -> int:
+        """Copy up to ``count`` bytes from the start of ``source`` inside the kernel; how many it copied.
+
+        Only into a file nothing was written to yet. It stops early where the
+        kernel cannot go on (no copy_file_range, another file system, an error,
+        the source's end): the caller copies the rest from there itself.
+        """
+        done = 0
+        copy = getattr(os, "copy_file_range", None)
+        while copy is not None and done < count:
+            try:
+                moved = copy(source, self.fd, count - done, done)
+            except OSError:
+                break
+            if not moved:
+                break
+            done += moved
+        self.written += done
+        if self.written - self.handed_over > 2 * WRITEBACK_STEP:
+            self._hand_over()
+        return done
+
     def _hand_over(self) -> None:
-        self.handed_over += WRITEBACK_STEP
+        self.handed_over = self.written - WRITEBACK_STEP
         if HAS_FADVISE:
             # Only a hint: a file system that refuses it loses nothing.
             with contextlib.suppress(OSError):
@@ -205,6 +227,10 @@ class _AtomicTemp:
         self.handle: BinaryIO = _open_temp(fd, target)
         # The buffer's own method: a repair writes every kept line through it.
         self.write = self.handle.write
+
+    def copy_in(self, source: int, count: int) -> int:
+        """``_TempFile.copy_in``, before anything else is written (the buffer is empty)."""
+        return self.handle.raw.copy_in(source, count)
 
     def commit(self, mode: int | None, expect: os.stat_result | None = None) -> None:
         try:
@@ -324,8 +350,11 @@ class InPlaceSink:
             self._copy_prefix()
 
     def _copy_prefix(self) -> None:
-        left = self.prefix
         with open(self.target, "rb") as source:
+            # The unchanged prefix is most of the file when the cut turn is the last.
+            copied = self.temp.copy_in(source.fileno(), self.prefix)
+            source.seek(copied)
+            left = self.prefix - copied
             while left:
                 chunk = source.read(min(left, READ_BUFFER))
                 if not chunk:

@@ -60,6 +60,7 @@ class FaultyHandle:
 
     def __init__(self, real, step: str, code: int) -> None:
         self.real, self.step, self.code = real, step, code
+        self.raw = real.raw
 
     def _maybe_fail(self, step: str) -> None:
         if step == self.step:
