@@ -66,73 +66,48 @@ def repair_messages(
     """
     options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
     doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
-    if (
-        doctor.adapter.clean_run is not None
-        and not doctor.adapter.one_history_a_line
-        and not doctor.relinks
-    ):
-        return _repair_skipping_clean_runs(doctor, messages)
+    if type(messages) is not list and type(messages) is not tuple:
+        messages = list(messages)
     out: list[Any] = []
     inserted: list[Inserted] = []
-    # ``HistoryDoctor.entry`` unrolled where it may be, as in the streaming
-    # check: the doctor is asked only where the engine found something. A
-    # runtime calls this before every request, on histories of any length.
-    unrolled = not doctor.adapter.one_history_a_line and not doctor.relinks
-    classify, feed, apply, append = doctor.adapter.classify, doctor.engine.feed, doctor.apply, out.append
-    number = 0
-    try:
-        for number, message in enumerate(messages, 1):
-            if unrolled:
-                entry = classify(message)
-                if entry is None:
-                    doctor.unrecognised(number)
-                    append(message)
-                    continue
-                step = feed(number, entry)
-                if step is None:
-                    append(message)
-                    continue
-                verdict = apply(number, step, message)
-            else:
-                verdict = doctor.entry(number, message)
-            if verdict is None:
-                append(message)
-                continue
-            _insert(out, inserted, verdict.insert)
-            if verdict.replace is None:
-                append(message)
-            elif verdict.replace is not DROP:
-                append(verdict.replace)
-    except _ADAPTER_TROUBLE as exc:
-        raise _trouble(doctor, f"the message at index {number - 1}", exc) from exc
+    if doctor.adapter.one_history_a_line or doctor.relinks:
+        _feed_each(doctor, messages, out, inserted)
+    else:
+        _feed_unrolled(doctor, messages, out, inserted)
     verdict = _end(doctor, len(messages) + 1)
     if verdict is not None:
         _insert(out, inserted, verdict.insert)
     return _result(doctor, out, inserted)
 
 
-def _repair_skipping_clean_runs(doctor: HistoryDoctor, messages: Sequence[Any]) -> RepairResult:
-    """``repair_messages`` for an adapter that can prove stretches clean (``clean_run``).
+def _feed_each(doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted]) -> None:
+    """Every message through ``HistoryDoctor.entry``: a history a message, or a repair that relinks."""
+    index = 0
+    try:
+        for index, message in enumerate(messages):
+            _place(out, inserted, doctor.entry(index + 1, message), message)
+    except _ADAPTER_TROUBLE as exc:
+        raise _trouble(doctor, f"the message at index {index}", exc) from exc
 
-    Where the engine is quiet (its history started, nothing pending), the
-    adapter tells how far the messages would give it nothing to do; those
-    messages are not fed, only the calls they settled are recorded. Every other
-    message goes through the engine as in the plain loop, so the result is the
-    same, to the finding and the object. The kept messages are copied into the
-    repaired list in slices, up to each place that changes.
+
+def _feed_unrolled(doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted]) -> None:
+    """``HistoryDoctor.entry`` unrolled, as in the streaming check: the doctor is asked only where needed.
+
+    A runtime calls this before every request, on histories of any length.
+    Where the engine is quiet (its history started, nothing pending), an
+    adapter that has ``clean_run`` tells how far the messages would give it
+    nothing to do; those are not fed, only the calls they settled are recorded,
+    so the result is the same to the finding and the object. The kept messages
+    are copied into ``out`` in slices, up to each place that changes.
     """
-    if type(messages) is not list and type(messages) is not tuple:
-        messages = list(messages)
     clean_run, quiet, answered = doctor.adapter.clean_run, doctor.engine.quiet, doctor.engine.answered
     classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
-    out: list[Any] = []
-    inserted: list[Inserted] = []
     end = len(messages)
     copied = 0  # messages[:copied] are in ``out`` (or were replaced there)
     index = 0
     try:
         while index < end:
-            if quiet():
+            if clean_run is not None and quiet():
                 index, settled = clean_run(messages, index)
                 if settled:
                     answered(settled)
@@ -149,20 +124,24 @@ def _repair_skipping_clean_runs(doctor: HistoryDoctor, messages: Sequence[Any]) 
             verdict = None if step is None else apply(number, step, message)
             if verdict is not None:
                 out += messages[copied:index]
-                _insert(out, inserted, verdict.insert)
-                if verdict.replace is None:
-                    out.append(message)
-                elif verdict.replace is not DROP:
-                    out.append(verdict.replace)
+                _place(out, inserted, verdict, message)
                 copied = number
             index = number
     except _ADAPTER_TROUBLE as exc:
         raise _trouble(doctor, f"the message at index {index}", exc) from exc
     out += messages[copied:]
-    verdict = _end(doctor, end + 1)
-    if verdict is not None:
-        _insert(out, inserted, verdict.insert)
-    return _result(doctor, out, inserted)
+
+
+def _place(out: list[Any], inserted: list[Inserted], verdict: Verdict | None, message: Any) -> None:
+    """``message`` into ``out`` as ``verdict`` says: records before it, and it kept, replaced or dropped."""
+    if verdict is None:
+        out.append(message)
+        return
+    _insert(out, inserted, verdict.insert)
+    if verdict.replace is None:
+        out.append(message)
+    elif verdict.replace is not DROP:
+        out.append(verdict.replace)
 
 
 def _result(doctor: HistoryDoctor, out: list[Any], inserted: list[Inserted]) -> RepairResult:

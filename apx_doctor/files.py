@@ -167,9 +167,7 @@ class _TempFile(io.RawIOBase):
             done = os.write(self.fd, data)
         except OSError as exc:
             raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
-        self.written += done
-        if self.written - self.handed_over > 2 * WRITEBACK_STEP:
-            self._hand_over()
+        self._count(done)
         return done
 
     def copy_in(self, source: int, count: int) -> int:
@@ -189,12 +187,14 @@ class _TempFile(io.RawIOBase):
             if not moved:
                 break
             done += moved
-        self.written += done
-        if self.written - self.handed_over > 2 * WRITEBACK_STEP:
-            self._hand_over()
+        self._count(done)
         return done
 
-    def _hand_over(self) -> None:
+    def _count(self, written: int) -> None:
+        """Count bytes written; past two steps not handed over, hand over all but the last."""
+        self.written += written
+        if self.written - self.handed_over <= 2 * WRITEBACK_STEP:
+            return
         self.handed_over = self.written - WRITEBACK_STEP
         if HAS_FADVISE:
             # Only a hint: a file system that refuses it loses nothing.
@@ -530,14 +530,14 @@ def _release_replaced_pages(target: str, source: str) -> None:
         fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
         try:
             found = os.fstat(fd)
-            if not stat.S_ISREG(found.st_mode) or _is_file(source, found):
+            if not stat.S_ISREG(found.st_mode) or _same_file(source, found):
                 return
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
 
 
-def _is_file(path: str, found: os.stat_result) -> bool:
+def _same_file(path: str, found: os.stat_result) -> bool:
     if path == STDIN:
         return False
     with contextlib.suppress(OSError):

@@ -296,10 +296,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         self._old = self._new
         self._new = {}
         # An inserted uuid is a uuid5: only a uuid with a 5 where a uuid's version digit goes can equal one.
-        try:
-            self._v5.update([uuid for uuid in gone if uuid[14] == "5"])
-        except IndexError:  # a uuid of 14 characters or fewer
-            self._v5.update([uuid for uuid in gone if uuid[14:15] == "5"])
+        self._v5.update([uuid for uuid in gone if uuid[14:15] == "5"])
 
     def _keep(self, uuid: str, parent: str | None) -> None:
         """Keep this line for good; it is where its uuid is looked up from now on."""
