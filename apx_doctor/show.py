@@ -24,14 +24,11 @@ from .advice import SAFE_NEXT, tool_kind
 from .doctor import HistoryDoctor, RepairOptions
 from .engine import Entry
 from .errors import InputError
-from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
 from .formats.base import FormatAdapter
 from .model import Finding
 from .reporters.text import console as text_console
 from .safe import printable
-
-_DETECT_LINES = 64
-
+from .stream import DETECT_LINES, choose_adapter
 
 @dataclass(frozen=True, slots=True)
 class ShowOptions:
@@ -83,7 +80,10 @@ def _read(path: str, options: ShowOptions):
     with files.open_lines(path) as lines:
         raw_lines = list(lines)
     values = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(raw_lines)]
-    adapter_type = _choose(options.input_format, values)
+    try:
+        adapter_type = choose_adapter(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     doctor = HistoryDoctor(adapter_type(marker=options.marker), RepairOptions())
     viewer = adapter_type(marker=options.marker)
     rows = []
@@ -104,19 +104,6 @@ def _read(path: str, options: ShowOptions):
     for row in rows:
         row.findings = by_line.get(row.number, [])
     return rows, adapter_type, tail, doctor.findings
-
-
-def _choose(name: str, values: list[Any]) -> type[FormatAdapter]:
-    if name != "auto":
-        try:
-            return adapter_class(name)
-        except UnknownFormatError as exc:
-            raise InputError(str(exc)) from None
-    samples = [v for v in values[:_DETECT_LINES] if type(v) is not jsonl.Unparsed]
-    try:
-        return detect_format(samples) or adapter_class("chat")
-    except (AmbiguousFormatError, UnknownFormatError) as exc:
-        raise InputError(f"cannot tell the transcript format: {exc}; pass --input-format") from None
 
 
 def _window(options: ShowOptions, total: int) -> tuple[int, int]:

@@ -91,9 +91,7 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
     rest = iter(lines)
     head = list(islice(rest, DETECT_LINES))
     parsed = [_parse_first(raw) if i == 0 else jsonl.parse(raw) for i, raw in enumerate(head)]
-    adapter = _choose(config.input_format, parsed)
-    if adapter is None:  # nothing to tell the format by, so nothing to pair
-        adapter = adapter_class("chat")
+    adapter = choose_adapter(config.input_format, head, parsed)
     run_ = _Pass(adapter, config, sink)
     try:
         return _drive(run_, head, parsed, rest)
@@ -252,6 +250,35 @@ def _sync(run_: "_Pass", number: int, out_number: int, last: bytes | None) -> No
 
 def _parse_first(raw: bytes) -> Any:
     return jsonl.parse(raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw)
+
+
+def _opens_a_document(head: list[bytes]) -> bool:
+    """Whether the first non-blank line is a lone ``{`` or ``[``: no JSON Lines record
+    is, and a JSON document written with indentation (a Gemini CLI session) starts so."""
+    for raw in head:
+        text = raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw
+        text = text.strip()
+        if text:
+            return text in (b"{", b"[")
+    return False
+
+
+def choose_adapter(name: str, head: list[bytes], parsed: list[Any]) -> type[FormatAdapter]:
+    """The adapter for a file whose first lines are ``head``, parsed as ``parsed``.
+
+    A file with nothing to tell the format by (no JSON object in its first
+    lines) is read as chat, which pairs nothing there; but a JSON document
+    written with indentation is refused rather than read as broken lines.
+    """
+    adapter = _choose(name, parsed)
+    if adapter is not None:
+        return adapter
+    if name == "auto" and _opens_a_document(head):
+        raise InputError(
+            "line 1: this is one pretty-printed JSON document, not JSON Lines, and no format "
+            "reads such a file yet; nothing was checked"
+        )
+    return adapter_class("chat")
 
 
 def _choose(name: str, samples: list[Any]) -> type[FormatAdapter] | None:

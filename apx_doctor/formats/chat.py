@@ -23,6 +23,7 @@ class ChatAdapter(FormatAdapter):
     name = "chat"
     description = "APX chat history: OpenAI Chat Completions messages, one a line"
     priority = 0
+    message_list = True
     pure_classify = True
 
     @classmethod
@@ -33,7 +34,12 @@ class ChatAdapter(FormatAdapter):
                 continue
             if obj["role"] == "tool" or "tool_calls" in obj:
                 return Detection.CERTAIN
-            content = obj.get("content")
+            if "content" not in obj or "parts" in obj:
+                # A role alone defines nothing: Gemini ``contents`` and other
+                # runtimes' event lines carry one too. Their calls would be
+                # invisible to this reader, so such a line vetoes it.
+                return Detection.NO
+            content = obj["content"]
             if content is None or isinstance(content, str):
                 level = Detection.COMPATIBLE
             elif isinstance(content, list) and all(_is_chat_part(p) for p in content):

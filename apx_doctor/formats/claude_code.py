@@ -136,10 +136,18 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
+        level = Detection.NO
         for obj in samples:
-            if isinstance(obj, dict) and _is_claude_code_line(obj):
-                return Detection.CERTAIN
-        return Detection.NO
+            if not isinstance(obj, dict):
+                continue
+            message = obj.get("message")
+            if isinstance(message, dict) and "parts" in message:
+                # Qwen Code writes the same uuid tree around Gemini ``parts``,
+                # where this reader would see no call at all.
+                return Detection.NO
+            if _is_claude_code_line(obj):
+                level = Detection.CERTAIN
+        return level
 
     # -- what a line is -------------------------------------------------------
 
