@@ -67,6 +67,7 @@ class AnthropicAdapter(FormatAdapter):
     name = "anthropic"
     description = "Anthropic Messages API: the messages array, one message a line"
     priority = 10
+    message_list = True
     amends = True
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:

@@ -99,6 +99,10 @@ class FormatAdapter:
     # True where every line is a whole conversation of its own (datasets):
     # then ``review_line`` handles each line instead of ``classify``.
     one_history_a_line: ClassVar[bool] = False
+    # True where each entry is one message of a model API's message list
+    # (chat, anthropic, ...), not a runtime's record envelope: only such
+    # formats are asked what a dataset row's messages are in.
+    message_list: ClassVar[bool] = False
     # True where ``classify`` depends on the line and the marker alone (no state
     # kept between lines): the self-check of a repair may then reuse the
     # doctor's answer for a line it writes unchanged instead of asking again.

@@ -1,15 +1,16 @@
 """Fine-tuning datasets: one whole conversation a line.
 
     {"messages": [...], "tools": [...], ...}
+    {"conversations": [{"role": ..., "content": ...}, ...], ...}
 
 Each line is checked as its own history, with the adapter of the format its
-``messages`` are in (told apart line by line among the registry's message
-formats, chat when nothing decides: formats of whole files, such as codex or
-claude-code, are never asked, so they cannot make a row ambiguous). A finding
-names the file line (``line``) and the message (``index``, 0-based into
-``messages``). A call still pending when the messages
-end is the example's training target, not an interruption, so it is left
-open. A repaired line keeps its keys in their order; only ``messages`` changes.
+messages are in, told apart line by line among the formats of message lists
+(chat when nothing decides). A runtime's record envelopes, such as codex or
+claude-code, are never asked, so they cannot make a row ambiguous. A finding
+names the file line (``line``) and the message (``index``, 0-based into the
+list). A call still pending when the messages end is the example's training
+target, not an interruption, so it is left open. A repaired line keeps its
+keys in their order; only the message list changes.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from ..model import Edit, Finding
 from .base import DROP, Detection, FormatAdapter, LineReview
 
 _FALLBACK = "chat"
-# Formats of whole files (record envelopes, not messages): never the inner format.
-_NOT_MESSAGES = frozenset({"codex", "claude-code", "datasets"})
 
 
 class DatasetsAdapter(FormatAdapter):
@@ -43,9 +42,10 @@ class DatasetsAdapter(FormatAdapter):
         return Detection.NO
 
     def review_line(self, number: int, obj: Any, options: Any) -> LineReview:
-        if not _is_row(obj):
+        key = _messages_key(obj)
+        if key is None:
             return LineReview([Finding("APX104", number, "valid JSON, but not a dataset row (no messages list)")])
-        messages = obj["messages"]
+        messages = obj[key]
         inner = _inner_adapter(messages)(marker=self.marker)
         drop_orphans = bool(getattr(options, "drop_orphans", False))
         doctor = HistoryDoctor(inner, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=True))
@@ -64,14 +64,27 @@ class DatasetsAdapter(FormatAdapter):
         )
         if changed:
             row = dict(obj)  # the same keys in the same order
-            row["messages"] = out
+            row[key] = out
             review.replacement = row
             review.edits.insert(0, Edit("replace", number))
         return review
 
 
 def _is_row(obj: Any) -> bool:
-    return type(obj) is dict and isinstance(obj.get("messages"), list)
+    return _messages_key(obj) is not None
+
+
+def _messages_key(obj: Any) -> str | None:
+    """The key of a row's message list: ``messages``, or ``conversations`` holding
+    role-keyed messages (ShareGPT's ``from``/``value`` turns are another format)."""
+    if type(obj) is not dict:
+        return None
+    if isinstance(obj.get("messages"), list):
+        return "messages"
+    turns = obj.get("conversations")
+    if isinstance(turns, list) and turns and all(type(t) is dict and isinstance(t.get("role"), str) for t in turns):
+        return "conversations"
+    return None
 
 
 def _inner_adapter(messages: list) -> type[FormatAdapter]:
@@ -89,7 +102,7 @@ def _inner_adapter(messages: list) -> type[FormatAdapter]:
 def _message_formats() -> tuple[type[FormatAdapter], ...]:
     from . import adapters
 
-    return tuple(a for a in adapters() if not a.one_history_a_line and a.name not in _NOT_MESSAGES)
+    return tuple(a for a in adapters() if a.message_list)
 
 
 def _apply(out: list, message: Any, verdict: Verdict | None) -> bool:

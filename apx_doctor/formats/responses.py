@@ -86,6 +86,7 @@ class ResponsesAdapter(FormatAdapter):
     name = "responses"
     description = "OpenAI Responses API input items, one a line"
     priority = 20
+    message_list = True
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
