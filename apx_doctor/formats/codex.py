@@ -75,6 +75,10 @@ class CodexAdapter(FormatAdapter):
         # time costs a third of doing it line by line, and only an insertion
         # needs the answer.
         self._stamps: list[str] = []
+        # The ``ordinal`` of the last line seen and of the one before it
+        # (rollouts of Codex 0.171 number every line; see ``_ordinals``).
+        self._ordinal: Any = None
+        self._prior: Any = None
 
     @classmethod
     def detect(cls, samples: Sequence[Any]) -> int:
@@ -92,6 +96,7 @@ class CodexAdapter(FormatAdapter):
         payload = obj.get("payload")
         if not isinstance(kind, str) or not isinstance(payload, dict):
             return None
+        self._prior, self._ordinal = self._ordinal, obj.get("ordinal")
         timestamp = obj.get("timestamp")
         if isinstance(timestamp, str):
             stamps = self._stamps
@@ -123,11 +128,14 @@ class CodexAdapter(FormatAdapter):
         if self._stamps:
             self._weigh_stamps()
         timestamp = self._latest_text
+        ordinals = self._ordinals(len(closed), at_end=before is None)
         records = []
-        for pending in closed:
+        for pending, ordinal in zip(closed, ordinals):
             record: dict[str, Any] = {}
             if timestamp is not None:
                 record["timestamp"] = timestamp
+            if ordinal is not None:
+                record["ordinal"] = ordinal
             record["type"] = "response_item"
             record["payload"] = {
                 "type": _OUTPUT_FOR[pending.call.context],
@@ -136,6 +144,23 @@ class CodexAdapter(FormatAdapter):
             }
             records.append(record)
         return Insertion(records)
+
+    def _ordinals(self, count: int, at_end: bool) -> list[int | None]:
+        """The ``ordinal`` of each inserted line, where the rollout numbers its lines.
+
+        Codex refuses to resume a rollout whose final line has no ordinal, and
+        carries on numbering from it. At the end the records continue the
+        series; mid-file they repeat the ordinal of the line before them, so
+        that every later line stays byte for byte as it was (Codex resumes
+        such a rollout and sends the records as written). Older rollouts
+        number nothing, and their records get no ordinal.
+        """
+        # At the end the last line seen is the one before the records; mid-file
+        # the line after them has been seen already, so it is the one before that.
+        last = self._ordinal if at_end else self._prior
+        if type(last) is not int:
+            return [None] * count
+        return [last + 1 + n for n in range(count)] if at_end else [last] * count
 
     def _item(self, item: dict) -> Entry:
         # What ``classify`` left: other outputs, other calls, self-contained items.
