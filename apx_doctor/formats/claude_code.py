@@ -90,6 +90,9 @@ class _CallSite:
     # part of that reply's turn, even where Claude Code hangs lines off
     # another line of the reply than the one that made this call.
     reply_start: str | None
+    # The ``promptId`` of the prompt whose turn made the call: Claude Code
+    # (2.1 on) writes it on its own result lines, so an inserted one has it too.
+    prompt_id: Any = None
 
     @property
     def uuid(self) -> str | None:
@@ -130,6 +133,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         self._reply_start: dict[Hashable, str | None] = {}  # thread -> that reply's first line
         self._dropped: dict[str, str | None] = {}  # removed uuid -> the parent its children get
         self._session: str | None = None
+        self._prompt_ids: dict[Hashable, Any] = {}  # thread -> the promptId of its latest user line
         self._previous: str | None = None  # the last uuid seen, in any thread
         self._clean = True  # whether that line is in ``_new`` or ``_old`` (or let go from them)
         self._thread: Hashable = _MAIN
@@ -248,7 +252,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                     continue
                 if calls is None:
                     calls = []
-                    site = _CallSite(obj, self._reply_start.get(thread))
+                    site = _CallSite(obj, self._reply_start.get(thread), self._prompt_ids.get(thread))
                 name = block.get("name")
                 calls.append(ToolCall(call_id, name if isinstance(name, str) else None, block.get("input"), True, site))
         if calls:
@@ -258,6 +262,9 @@ class ClaudeCodeAdapter(FormatAdapter):
         return Entry(boundary=new_reply, thread=thread)
 
     def _user(self, obj: dict, thread: Hashable) -> Entry | None:
+        prompt_id = obj.get("promptId")
+        if prompt_id is not None:
+            self._prompt_ids[thread] = prompt_id
         if obj.get("isMeta") is True:
             # Caveats, skill bodies, expanded commands: written by Claude Code, not said by the user.
             return PASS_OVER
@@ -409,6 +416,8 @@ class ClaudeCodeAdapter(FormatAdapter):
             fields["sessionId"] = session
         name = "\x00".join((session or "", site.uuid or "", pending.call.id))
         record: dict[str, Any] = {"parentUuid": parent, "isSidechain": site.sidechain}
+        if site.prompt_id is not None:
+            record["promptId"] = site.prompt_id
         record.update(fields)
         record["type"] = "user"
         record["message"] = {
