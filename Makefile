@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test install clean fuzz bench
+.PHONY: demo test e2e runtimes install clean fuzz bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,23 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The real runtimes (tests/runtimes/package.json, pinned by its lock file),
+# interrupted and resumed against stand-in APIs inside a loopback-only network
+# namespace (tests/e2e). npm ci installs exactly the lock file; both packages
+# ship their native binary inside the package.
+RUNTIMES := tests/runtimes
+RUNTIMES_STAMP := $(RUNTIMES)/node_modules/.installed-$(shell cat $(RUNTIMES)/package-lock.json | cksum | cut -d' ' -f1)
+
+$(RUNTIMES_STAMP): $(RUNTIMES)/package.json $(RUNTIMES)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make e2e: npm is not installed; the runtimes under test come from the npm registry (install Node.js 18+ with npm)" >&2; exit 1; }
+	cd $(RUNTIMES) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+runtimes: $(RUNTIMES_STAMP)
+
+e2e: install runtimes
+	$(BIN)/python -m pytest -q tests/e2e
 
 # Coverage-guided fuzzing of the line reader, the streaming pass and the engine
 # (atheris; a hypothesis-driven loop where atheris does not install). Bounded:

@@ -1,0 +1,398 @@
+"""The real runtimes, driven as a user drives them, against a stand-in API in a fence.
+
+Each ``Runtime`` lives in a throw-away home under a temporary folder (its own
+``HOME`` and config folder), so no test reads or writes the real user's files.
+The binaries come from ``tests/runtimes/node_modules`` (``make e2e`` installs
+them from the lock file); both packages ship their native binary inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .fence import Fence
+from .standin import TRIGGER, anthropic_merged
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIMES = ROOT / "tests" / "runtimes"
+BIN = RUNTIMES / "node_modules" / ".bin"
+
+# How long a runtime may take to reach the tool, or to finish a resumed turn.
+START_TIMEOUT = 90.0
+RESUME_TIMEOUT = 120.0
+
+
+class RuntimeMissing(RuntimeError):
+    pass
+
+
+@dataclass
+class Request:
+    """One request the stand-in received."""
+
+    path: str
+    status: int
+    error: str | None  # the refusal's text, where the stand-in refused it
+    call: str | None  # the id of the tool call its answer made
+    body: Any
+
+
+class Standin:
+    """A stand-in API running inside the fence; its log is every request received."""
+
+    def __init__(self, fence: Fence, api: str, log: Path) -> None:
+        self.log = log
+        self._process = subprocess.Popen(
+            fence.wrap([sys.executable, "-m", "tests.e2e.standin", "--api", api, "--log", str(log)]),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = self._process.stdout.readline() if self._process.stdout else ""
+        if not line.startswith("port "):
+            self.close()
+            raise RuntimeError(f"the {api} stand-in did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+    def requests(self) -> list[Request]:
+        if not self.log.exists():
+            return []
+        with self.log.open(encoding="utf-8") as log:
+            return [Request(**json.loads(line)) for line in log]
+
+    def close(self) -> None:
+        self._process.kill()
+        self._process.wait()
+
+
+# -- what a request sent for one call --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one request held for a call: ``dropped`` (no call at all),
+    ``unanswered`` (the call, not followed by its result) or ``answered``
+    (the call, immediately followed by its result, whose text is ``text``)."""
+
+    status: str
+    text: str | None = None
+
+    def describe(self) -> str:
+        """The words of the runtime table in the README."""
+        if self.status == "dropped":
+            return "drops the call from the request: the model is never told it asked"
+        if self.status == "unanswered":
+            return "sends the call with no result (the API refuses it)"
+        return f"sends the call, then the result `{self.text}`"
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return None
+
+
+def anthropic_sent(body: dict, call_id: str) -> Sent:
+    messages = anthropic_merged(body.get("messages") or [])
+    for index, message in enumerate(messages):
+        ids = [b.get("id") for b in message["content"] if message["role"] == "assistant" and b.get("type") == "tool_use"]
+        if call_id not in ids:
+            continue
+        after = messages[index + 1]["content"] if index + 1 < len(messages) else []
+        for block in after:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                return Sent("answered", _text(block.get("content")))
+        return Sent("unanswered")
+    return Sent("dropped")
+
+
+def responses_sent(body: dict, call_id: str) -> Sent:
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    for index, item in enumerate(items):
+        if item.get("type") == "function_call" and item.get("call_id") == call_id:
+            after = items[index + 1] if index + 1 < len(items) else {}
+            if after.get("type") == "function_call_output" and after.get("call_id") == call_id:
+                return Sent("answered", _text(after.get("output")))
+            return Sent("unanswered")
+    return Sent("dropped")
+
+
+class Runtime:
+    """One runtime in a fresh home: start a prompt, kill it mid-tool, resume a session."""
+
+    name: str
+    package: str  # its npm package, pinned in tests/runtimes/package.json
+    binary: str
+    api: str
+
+    @staticmethod
+    def sent(body: dict, call_id: str) -> Sent:
+        """What the request ``body`` held for the call ``call_id``."""
+        raise NotImplementedError
+
+    optional_fields: frozenset[str]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        """Whether a line of a session file is a tool result."""
+        raise NotImplementedError
+
+    @classmethod
+    def version(cls) -> str:
+        """The installed version of the package (the lock file pins it)."""
+        manifest = RUNTIMES / "node_modules" / cls.package / "package.json"
+        return json.loads(manifest.read_text(encoding="utf-8"))["version"]
+
+    def __init__(self, fence: Fence, root: Path) -> None:
+        path = BIN / self.binary
+        if not path.exists():
+            raise RuntimeMissing(f"{path} is missing: run `make e2e` (it installs the pinned runtimes with npm ci)")
+        self.executable = path
+        self.fence = fence
+        self.root = root
+        self.home = root / "home"
+        self.work = root / "work"
+        self.home.mkdir(parents=True)
+        self.work.mkdir()
+        self.standin = Standin(fence, self.api, root / "requests.jsonl")
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(root / "tmp"),
+        }
+        (root / "tmp").mkdir()
+        self.configure()
+
+    # -- what each runtime says differently ------------------------------------
+
+    def configure(self) -> None:
+        raise NotImplementedError
+
+    def start_command(self, prompt: str) -> list[str]:
+        raise NotImplementedError
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        raise NotImplementedError
+
+    def session_file(self) -> Path:
+        raise NotImplementedError
+
+    def session_id(self) -> str:
+        raise NotImplementedError
+
+    # -- the scenario's steps ----------------------------------------------------
+
+    def interrupt(self, resume: bool = False) -> Path:
+        """Start a turn that runs a long shell command; SIGKILL the runtime while it runs.
+
+        The turn starts a new session, or with ``resume`` continues this one.
+        Returns the session file the runtime wrote. The tool records its pid
+        first, so that it can be ended too: a runtime may start its tools in
+        a process group of their own.
+        """
+        pid_file = self.work / "tool.pid"
+        pid_file.unlink(missing_ok=True)
+        prompt = f"{TRIGGER} echo $$ > {pid_file} && exec sleep 600"
+        command = self.resume_command(self.session_id(), prompt) if resume else self.start_command(prompt)
+        process = self._spawn("start", command)
+        deadline = time.monotonic() + START_TIMEOUT
+        try:
+            while not _read_pid(pid_file):
+                if process.poll() is not None:
+                    raise AssertionError(f"{self.name} exited with {process.returncode} before its tool ran:\n{self.output('start')}")
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{self.name} did not run its tool within {START_TIMEOUT:.0f} s:\n{self.output('start')}")
+                time.sleep(0.2)
+            time.sleep(0.5)  # let the runtime write what it writes once the tool has started
+        finally:
+            _kill_group(process)
+            tool = _read_pid(pid_file)
+            if tool:
+                _kill_pid(tool)
+        return self.session_file()
+
+    def complete_a_turn(self, command: str) -> int:
+        """A new session whose one turn runs ``command`` to its end; the exit code."""
+        process = self._spawn("complete", self.start_command(f"{TRIGGER} {command}"))
+        try:
+            return process.wait(timeout=RESUME_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise AssertionError(f"{self.name} did not finish its turn in {RESUME_TIMEOUT:.0f} s:\n{self.output('complete')}")
+
+    def resume(self, label: str, prompt: str = "Go on.") -> int:
+        """Resume the session with one more prompt; its exit code (output: ``output(label)``)."""
+        process = self._spawn(label, self.resume_command(self.session_id(), prompt))
+        try:
+            return process.wait(timeout=RESUME_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise AssertionError(f"{self.name} did not finish the resumed turn in {RESUME_TIMEOUT:.0f} s:\n{self.output(label)}")
+
+    def output(self, label: str) -> str:
+        """What the runtime printed on the run called ``label``."""
+        return "".join(
+            (self.root / f"{label}.{stream}").read_text(errors="replace") for stream in ("out", "err")
+        )
+
+    def close(self) -> None:
+        self.standin.close()
+
+    def _spawn(self, label: str, command: list[str]) -> subprocess.Popen:
+        with open(self.root / f"{label}.out", "wb") as out, open(self.root / f"{label}.err", "wb") as err:
+            return subprocess.Popen(
+                self.fence.wrap(command),
+                cwd=self.work,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # its own process group: killed whole
+            )
+
+
+class ClaudeCode(Runtime):
+    name = "Claude Code"
+    package = "@anthropic-ai/claude-code"
+    binary = "claude"
+    api = "anthropic"
+    sent = staticmethod(anthropic_sent)
+
+    def configure(self) -> None:
+        self.config = self.home / ".claude"
+        self.env.update(
+            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{self.standin.port}",
+            ANTHROPIC_API_KEY="sk-ant-standin",
+            CLAUDE_CONFIG_DIR=str(self.config),
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+        )
+
+    # Claude Code refuses --dangerously-skip-permissions as root; --allowedTools
+    # takes several values, so only the ``=`` form keeps the prompt apart.
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "-p", "--allowedTools=Bash", "--", prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "-p", "--allowedTools=Bash", "--resume", session, "--", prompt]
+
+    # Fields of its own result lines an inserted one may leave out: none.
+    optional_fields: frozenset[str] = frozenset()
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        content = (line.get("message") or {}).get("content")
+        return line.get("type") == "user" and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "projects").glob("*/*.jsonl"))
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        return self.session_file().stem
+
+
+class Codex(Runtime):
+    name = "Codex CLI"
+    package = "@openai/codex"
+    binary = "codex"
+    api = "responses"
+    sent = staticmethod(responses_sent)
+
+    def configure(self) -> None:
+        self.config = self.home / ".codex"
+        self.config.mkdir()
+        # Update checks, analytics and feedback off; the fence is what keeps it on loopback.
+        (self.config / "config.toml").write_text(
+            f"""model = "gpt-standin"
+model_provider = "standin"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.standin]
+name = "stand-in"
+base_url = "http://127.0.0.1:{self.standin.port}/v1"
+wire_api = "responses"
+env_key = "STANDIN_API_KEY"
+""",
+            encoding="utf-8",
+        )
+        self.env.update(CODEX_HOME=str(self.config), STANDIN_API_KEY="sk-standin")
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "exec", "--skip-git-repo-check", prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "exec", "--skip-git-repo-check", "resume", session, prompt]
+
+    # ``metadata`` is Codex's history bookkeeping (``history_sequence`` and
+    # such): it resumes a rollout without it on an inserted line and sends the
+    # output as written, where a made-up sequence number could collide.
+    optional_fields = frozenset({"metadata"})
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        payload = line.get("payload") or {}
+        return line.get("type") == "response_item" and payload.get("type") == "function_call_output"
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "sessions").glob("*/*/*/rollout-*.jsonl"))
+        assert len(files) == 1, f"expected one rollout, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        with self.session_file().open(encoding="utf-8") as rollout:
+            meta = json.loads(rollout.readline())
+        assert meta["type"] == "session_meta", meta
+        return meta["payload"]["id"]
+
+
+RUNTIME_CLASSES = {"claude-code": ClaudeCode, "codex": Codex}
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _kill_pid(pid: int) -> None:
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,384 @@
+"""Local stand-ins for the model APIs the runtimes speak, for the end-to-end tests.
+
+    python -m tests.e2e.standin --api anthropic|responses --log requests.jsonl
+
+Binds 127.0.0.1 on a free port, prints ``port N`` once it listens, and serves
+until it is killed. Every request body is appended to the log as one JSON line
+``{"path", "status", "error", "call", "body"}`` (``call``: the id of the tool
+call the answer made), so a test can read exactly what
+a runtime sent.
+
+The stand-in answers the way a model would in a scripted session:
+- a request whose last user text holds ``TRIGGER`` and which offers a shell
+  tool gets one call of that tool, running the command the prompt names after
+  ``TRIGGER`` (everything after it on the line);
+- anything else gets a short text reply. A resume must get text only: a rule
+  such as "the prompt is there and no result yet" turns true again when a
+  runtime drops the interrupted call on resume, and would start a second call.
+
+Before it answers, it validates the history the way the real API does, and
+answers 400 with the real API's error text when a call has no result or a
+result answers no call. Anthropic merges consecutive messages of one role
+before it validates; the Responses API pairs ``call_id`` across the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+TRIGGER = "APX-RUN-TOOL:"
+REPLY = "Understood."
+
+# Shell tools of the runtimes, and how each takes its command.
+SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "Bash": lambda command: {"command": command, "description": "Run the requested command"},
+    "exec_command": lambda command: {"cmd": command},
+    "shell": lambda command: {"command": ["bash", "-lc", command]},
+    "shell_command": lambda command: {"command": command},
+    "run_shell_command": lambda command: {"command": command},
+    "bash": lambda command: {"command": command},
+}
+
+_ids = itertools.count(1)
+
+
+class Refusal(Exception):
+    """A request the real API answers with 400."""
+
+
+# ---------------------------------------------------------------- Anthropic
+
+
+def anthropic_merged(messages: list[dict]) -> list[dict]:
+    """Consecutive messages of one role as one, their content joined (as the API does)."""
+    merged: list[dict] = []
+    for message in messages:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if merged and merged[-1]["role"] == message.get("role"):
+            merged[-1]["content"].extend(blocks)
+        else:
+            merged.append({"role": message.get("role"), "content": blocks})
+    return merged
+
+
+def anthropic_validate(body: dict) -> None:
+    messages = anthropic_merged(body.get("messages") or [])
+    for index, message in enumerate(messages):
+        blocks = message["content"]
+        if message["role"] == "assistant":
+            calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            after = messages[index + 1]["content"] if index + 1 < len(messages) else []
+            answered = {b.get("tool_use_id") for b in after if b.get("type") == "tool_result"}
+            missing = [c for c in calls if c not in answered]
+            if missing:
+                raise Refusal(
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately "
+                    f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                    "`tool_result` block in the next message."
+                )
+        else:
+            before = messages[index - 1]["content"] if index and messages[index - 1]["role"] == "assistant" else []
+            called = {b.get("id") for b in before if b.get("type") == "tool_use"}
+            for position, block in enumerate(blocks):
+                if block.get("type") == "tool_result" and block.get("tool_use_id") not in called:
+                    raise Refusal(
+                        f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                        f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block must "
+                        "have a corresponding `tool_use` block in the previous message."
+                    )
+
+
+def anthropic_last_user_text(body: dict) -> str:
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        if texts:
+            return "\n".join(texts)
+        if any(b.get("type") == "tool_result" for b in content or []):
+            return ""
+    return ""
+
+
+def anthropic_answer(body: dict) -> tuple[list[dict], str]:
+    """The content blocks of the reply and its stop reason."""
+    tool, command = _requested_tool(anthropic_last_user_text(body), _tool_names(body))
+    if tool is None:
+        return [{"type": "text", "text": REPLY}], "end_turn"
+    block = {"type": "tool_use", "id": f"toolu_standin{next(_ids):04d}", "name": tool, "input": SHELL_TOOLS[tool](command)}
+    return [block], "tool_use"
+
+
+def anthropic_message(blocks: list[dict], stop: str, model: str) -> dict:
+    return {
+        "id": f"msg_standin{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 6},
+    }
+
+
+def anthropic_events(message: dict) -> Iterator[tuple[str, dict]]:
+    head = dict(message, content=[], stop_reason=None)
+    yield "message_start", {"type": "message_start", "message": head}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = dict(block, input={})
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": 6},
+    }
+    yield "message_stop", {"type": "message_stop"}
+
+
+def anthropic_error(message: str) -> dict:
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+# ---------------------------------------------------------------- Responses
+
+_CALL_TYPES = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output", "local_shell_call": "function_call_output"}
+_OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
+
+
+def responses_validate(body: dict) -> None:
+    items = body.get("input") or []
+    if isinstance(items, str):
+        return
+    calls = {i.get("call_id") for i in items if i.get("type") in _CALL_TYPES}
+    outputs = {i.get("call_id") for i in items if i.get("type") in _OUTPUT_TYPES}
+    for item in items:
+        if item.get("type") in _OUTPUT_TYPES and item.get("call_id") not in calls:
+            raise Refusal(f"No tool call found for function call output with call_id {item.get('call_id')}.")
+    for item in items:
+        if item.get("type") in _CALL_TYPES and item.get("call_id") not in outputs:
+            raise Refusal(f"No tool output found for function call {item.get('call_id')}.")
+
+
+def responses_last_user_text(body: dict) -> str:
+    items = body.get("input") or []
+    if isinstance(items, str):
+        return items
+    for item in reversed(items):
+        if item.get("type") in _OUTPUT_TYPES:
+            return ""
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+    return ""
+
+
+def responses_output(body: dict) -> list[dict]:
+    tool, command = _requested_tool(responses_last_user_text(body), _tool_names(body))
+    number = next(_ids)
+    if tool is None:
+        return [
+            {
+                "type": "message",
+                "id": f"msg_standin{number:04d}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": REPLY, "annotations": []}],
+            }
+        ]
+    return [
+        {
+            "type": "function_call",
+            "id": f"fc_standin{number:04d}",
+            "call_id": f"call_standin{number:04d}",
+            "name": tool,
+            "arguments": json.dumps(SHELL_TOOLS[tool](command)),
+            "status": "completed",
+        }
+    ]
+
+
+def responses_events(body: dict, output: list[dict]) -> Iterator[tuple[str, dict]]:
+    response = {
+        "id": f"resp_standin{next(_ids):04d}",
+        "object": "response",
+        "status": "in_progress",
+        "model": body.get("model"),
+        "output": [],
+    }
+    sequence = itertools.count()
+    yield "response.created", {"type": "response.created", "sequence_number": next(sequence), "response": response}
+    for index, item in enumerate(output):
+        yield "response.output_item.added", {"type": "response.output_item.added", "sequence_number": next(sequence), "output_index": index, "item": item}
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            yield "response.output_text.delta", {
+                "type": "response.output_text.delta",
+                "sequence_number": next(sequence),
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "delta": text,
+            }
+        yield "response.output_item.done", {"type": "response.output_item.done", "sequence_number": next(sequence), "output_index": index, "item": item}
+    done = dict(
+        response,
+        status="completed",
+        output=output,
+        usage={"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 18},
+    )
+    yield "response.completed", {"type": "response.completed", "sequence_number": next(sequence), "response": done}
+
+
+def responses_error(message: str) -> dict:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": "input", "code": None}}
+
+
+# ---------------------------------------------------------------- shared
+
+
+def _tool_names(body: dict) -> list[str]:
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            name = tool.get("name") or (tool.get("function") or {}).get("name")
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def _requested_tool(prompt: str, offered: list[str]) -> tuple[str | None, str]:
+    """The shell tool to call and its command, or None: answer with text."""
+    if TRIGGER not in prompt:
+        return None, ""
+    command = prompt.split(TRIGGER, 1)[1].splitlines()[0].strip()
+    for name in offered:
+        if name in SHELL_TOOLS:
+            return name, command
+    return None, ""
+
+
+class Handler(BaseHTTPRequestHandler):
+    api = "anthropic"
+    log_path = ""
+    lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the log file is the record
+        pass
+
+    def do_GET(self) -> None:
+        # Model lists and health checks: an empty list is a valid answer.
+        self._record(None, 200)
+        self._json(200, {"data": [], "object": "list", "models": []})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._record(raw.decode("utf-8", "replace"), 400)
+            self._json(400, {"error": {"message": "invalid JSON body"}})
+            return
+        path = self.path.split("?", 1)[0]
+        if self.api == "anthropic" and path.endswith("/messages/count_tokens"):
+            self._record(body, 200)
+            self._json(200, {"input_tokens": 12})
+        elif self.api == "anthropic" and path.endswith("/messages"):
+            self._anthropic(body)
+        elif self.api == "responses" and path.endswith("/responses"):
+            self._responses(body)
+        else:
+            self._record(body, 404)
+            self._json(404, {"error": {"message": f"no such endpoint: {path}"}})
+
+    def _anthropic(self, body: dict) -> None:
+        try:
+            anthropic_validate(body)
+        except Refusal as refusal:
+            self._record(body, 400, str(refusal))
+            self._json(400, anthropic_error(str(refusal)))
+            return
+        blocks, stop = anthropic_answer(body)
+        message = anthropic_message(blocks, stop, str(body.get("model")))
+        self._record(body, 200, call=blocks[0].get("id"))
+        if body.get("stream"):
+            self._sse(anthropic_events(message))
+        else:
+            self._json(200, message)
+
+    def _responses(self, body: dict) -> None:
+        try:
+            responses_validate(body)
+        except Refusal as refusal:
+            self._record(body, 400, str(refusal))
+            self._json(400, responses_error(str(refusal)))
+            return
+        output = responses_output(body)
+        self._record(body, 200, call=output[0].get("call_id"))
+        self._sse(responses_events(body, output))
+
+    def _record(self, body: Any, status: int, error: str | None = None, call: str | None = None) -> None:
+        # ``call``: the id of the tool call this answer made, if it made one.
+        line = json.dumps({"path": self.path, "status": status, "error": error, "call": call, "body": body})
+        with self.lock, open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(line + "\n")
+
+    def _json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: Iterator[tuple[str, dict]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--api", choices=("anthropic", "responses"), required=True)
+    parser.add_argument("--log", required=True, help="append every request here, one JSON line each")
+    args = parser.parse_args(argv)
+    handler = type("StandinHandler", (Handler,), {"api": args.api, "log_path": args.log})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    print(f"port {server.server_address[1]}", flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
