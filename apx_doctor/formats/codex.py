@@ -12,7 +12,9 @@ the way Codex itself pairs them when it rebuilds a prompt: ``function_call`` and
 ``tool_search_call`` by ``tool_search_output``. Assistant messages, reasoning
 and self-contained items (``web_search_call``, ...) may stand between a call and
 its output. A user message is the turn boundary; ``compacted`` replaces the
-history before it, so it closes pending calls too. Event lines
+history before it, so it closes pending calls too. The prompt's own event
+(``user_message``, or 0.171's ``item_completed`` ``UserMessage``) starts the
+checked history where no user message does. Other event lines
 (``event_msg``, including ``turn_aborted``), ``turn_context`` and
 ``session_meta`` are passed over: after ``turn_aborted`` Codex may still write
 the outputs of the calls it cancelled, so the event itself closes nothing.
@@ -30,6 +32,11 @@ RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_co
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
+# The event Codex records for a prompt the user typed: the real user entry of
+# rollouts (``codex exec`` among them) whose prompt has no user response_item
+# before the calls. It starts the checked history; it closes nothing, because
+# the response_item message, where there is one, is the turn boundary.
+_PROMPT_EVENT = Entry(opens_history=True)
 
 # Text Codex itself puts into user messages (workspace context, AGENTS.md,
 # notes about an aborted turn, a shell command the user ran). Such a message
@@ -105,6 +112,8 @@ class CodexAdapter(FormatAdapter):
                 self._weigh_stamps()
         if kind != "response_item":
             # Events, turn context, session metadata, types not known yet.
+            if kind == "event_msg":
+                return _PROMPT_EVENT if _is_prompt_event(payload) else PASS_OVER
             return _BOUNDARY if kind == "compacted" else PASS_OVER
         item_type = payload.get("type")
         if item_type == "message":
@@ -234,6 +243,21 @@ def _call(item: dict) -> ToolCall | None:
         # search ran and found nothing, so this call is reported, not answered.
         return ToolCall(call_id, "tool_search", item.get("arguments"), fixable=False)
     return None
+
+
+def _is_prompt_event(payload: dict) -> bool:
+    """Whether an ``event_msg`` records a prompt the user typed.
+
+    Older rollouts write ``user_message``; 0.171 writes ``item_completed``
+    with a ``UserMessage`` item.
+    """
+    event = payload.get("type")
+    if event == "user_message":
+        return True
+    if event == "item_completed":
+        item = payload.get("item")
+        return type(item) is dict and item.get("type") == "UserMessage"
+    return False
 
 
 def _is_injected(content: Any) -> bool:
