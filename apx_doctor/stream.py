@@ -18,7 +18,14 @@ from . import jsonl
 from .doctor import HistoryDoctor, RepairOptions, Verdict
 from .engine import PASS_OVER
 from .errors import InputError, SelfCheckError
-from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format, format_names
+from .formats import (
+    AmbiguousFormatError,
+    UnknownFormatError,
+    adapter_class,
+    contradicted_by,
+    detect_format,
+    format_names,
+)
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
 from .model import Edit, Finding
 
@@ -285,9 +292,16 @@ def _choose(name: str, samples: list[Any]) -> type[FormatAdapter] | None:
     choices = ", ".join(format_names())
     if name != "auto":
         try:
-            return adapter_class(name)
+            chosen = adapter_class(name)
         except UnknownFormatError as exc:
             raise InputError(str(exc)) from None
+        likely = contradicted_by(chosen, [s for s in samples if not isinstance(s, jsonl.Unparsed)])
+        if likely is not None:
+            raise InputError(
+                f"the file holds no {name} entries; it looks like {likely.name} "
+                f"(pass --input-format {likely.name}, or auto); nothing was checked"
+            )
+        return chosen
     try:
         return detect_format([s for s in samples if not isinstance(s, jsonl.Unparsed)])
     except (AmbiguousFormatError, UnknownFormatError) as exc:

@@ -9,7 +9,15 @@ from typing import Any, Sequence
 
 from .base import DEFAULT_MARKER, Detection, FormatAdapter
 
-__all__ = ["DEFAULT_MARKER", "FormatAdapter", "adapters", "adapter_class", "detect_format", "format_names"]
+__all__ = [
+    "DEFAULT_MARKER",
+    "FormatAdapter",
+    "adapters",
+    "adapter_class",
+    "contradicted_by",
+    "detect_format",
+    "format_names",
+]
 
 
 class UnknownFormatError(ValueError):
@@ -75,3 +83,19 @@ def detect_format(
     if compatible:
         return compatible[0]
     raise UnknownFormatError("the lines fit no known format")
+
+
+def contradicted_by(chosen: type[FormatAdapter], samples: Sequence[Any]) -> type[FormatAdapter] | None:
+    """The format the sample lines are surely in, where ``chosen`` (named by the user) finds none of its own.
+
+    A format told to read another's lines sees no entry of its own in them,
+    and would pass the file as clean: ``--input-format claude-code`` on a
+    Codex rollout, chat on Anthropic messages. None where ``chosen`` fits, or
+    where no other format is sure either (then the user knows best).
+    """
+    if _detect(chosen, samples) != Detection.NO:
+        return None
+    for adapter in adapters():
+        if adapter is not chosen and _detect(adapter, samples) >= Detection.CERTAIN:
+            return adapter
+    return None
