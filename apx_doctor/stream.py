@@ -26,6 +26,7 @@ from .formats import (
     detect_format,
     format_names,
 )
+from .formats._layout import dumps_like
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
 from .model import Edit, Finding
 
@@ -395,7 +396,11 @@ class _Pass:
             if jsonl.parse_exact(raw.removeprefix(jsonl.BOM)) != value:
                 raise SelfCheckError(f"line {number} holds a number too long to rewrite exactly; nothing was written")
             term = jsonl.terminator(raw)
-            self.sink.write(jsonl.dumps(verdict.replace) + term)
+            # In the line's own layout where the standard library reproduces it
+            # (a dataset written by json.dumps), else compact as orjson writes.
+            kept = self.doctor.adapter.keeps_layout and dumps_like(raw, value, verdict.replace)
+            rewritten = kept or jsonl.dumps(verdict.replace)
+            self.sink.write(rewritten + term)
             self._track(raw)
             self._recheck(verdict.replace)
 

@@ -103,6 +103,10 @@ class FormatAdapter:
     # (chat, anthropic, ...), not a runtime's record envelope: only such
     # formats are asked what a dataset row's messages are in.
     message_list: ClassVar[bool] = False
+    # True where a rewritten line is written in its original's layout
+    # (separators, \u escapes) whenever the standard library reproduces that
+    # line exactly (``_layout``); False: compact, as orjson writes.
+    keeps_layout: ClassVar[bool] = False
     # True where ``classify`` depends on the line and the marker alone (no state
     # kept between lines): the self-check of a repair may then reuse the
     # doctor's answer for a line it writes unchanged instead of asking again.

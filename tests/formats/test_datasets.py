@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from apx_doctor import check_messages, repair_messages
 from apx_doctor.cli import app
 from apx_doctor.formats import detect_format
+from apx_doctor.formats._layout import Layout, dumps_like, layout_of
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.datasets import DatasetsAdapter
 
@@ -226,3 +227,295 @@ def test_each_row_is_read_in_its_own_message_format() -> None:
 def test_rows_that_hold_no_call_need_nothing(messages: list) -> None:
     findings = check_messages([{"messages": messages}], format="datasets")
     assert [f.code for f in findings] == (["APX104", "APX104"] if messages == [42, "text"] else [])
+
+
+# LLaMA-Factory v1 rows: calls are content parts, results answer by position
+
+V1_SAMPLE = "datasets/llamafactory_v1_reason_tool_use_demo_50.jsonl"
+CONVERSATIONS_SAMPLE = "datasets/conversations_keyed_one_row.jsonl"
+
+
+def _v1(role: str, *parts: tuple[str, str], **extra) -> dict:
+    return {"role": role, "content": [{"type": kind, "value": value} for kind, value in parts], **extra}
+
+
+def _v1_call(name: str, **arguments) -> tuple[str, str]:
+    return "tool_call", json.dumps({"name": name, "arguments": arguments})
+
+
+def _v1_tool(text: str, **extra) -> dict:
+    return _v1("tool", ("text", text), **extra)
+
+
+V1_MARKER = _v1_tool(DEFAULT_MARKER)
+
+
+def _v1_turn(calls: int) -> dict:
+    return _v1("assistant", ("reasoning", "Think."), *[_v1_call("circle_area", radius=k) for k in range(calls)])
+
+
+def _rows(corpus: Path, name: str) -> list[dict]:
+    return [orjson.loads(line) for line in (corpus / name).read_bytes().splitlines()]
+
+
+def test_the_llamafactory_v1_sample_is_clean_and_drop_orphans_removes_nothing(corpus: Path, tmp_path: Path) -> None:
+    report = _report("check", "--isolated", str(corpus / V1_SAMPLE))
+    assert report["format"] == "datasets"
+    assert report["findings"] == []
+    out = tmp_path / "out.jsonl"
+    result = _invoke("fix", "--isolated", "--drop-orphans", "--output", str(out), str(corpus / V1_SAMPLE))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (corpus / V1_SAMPLE).read_bytes()
+    assert repair_messages(_rows(corpus, V1_SAMPLE), format="datasets", drop_orphans=True).edits == []
+
+
+def test_the_conversations_keyed_sample_is_clean_its_final_call_is_the_target(corpus: Path) -> None:
+    report = _report("check", "--isolated", str(corpus / CONVERSATIONS_SAMPLE))
+    assert report["format"] == "datasets"
+    assert report["findings"] == []
+
+
+def test_a_sample_row_whose_tool_message_is_lost_has_each_call_of_its_turn_closed(corpus: Path) -> None:
+    # Row 3 of the sample: two calls answered by one tool message, then three by one.
+    row = _rows(corpus, V1_SAMPLE)[2]
+    messages = row["messages"]
+    assert [m["role"] for m in messages[2:5]] == ["assistant", "tool", "assistant"]
+    cut = {**row, "messages": messages[:3] + messages[4:]}
+    result = repair_messages([cut], format="datasets")
+    assert [(f.code, f.index, f.call_id, f.tool) for f in result.findings] == [
+        ("APX001", 2, "#2.0", "circle_area"),
+        ("APX001", 2, "#2.1", "circle_area"),
+    ]
+    assert result.messages[0]["messages"] == messages[:3] + [V1_MARKER, V1_MARKER] + messages[4:]
+    assert check_messages(result.messages, format="datasets") == []
+
+
+@pytest.mark.parametrize(
+    ("calls", "results", "closed", "orphans"),
+    [
+        (1, 1, [], []),
+        (2, 1, [], []),  # one tool message answers the whole turn, as LLaMA-Factory converts it
+        (3, 3, [], []),
+        (3, 2, ["#2.2"], []),  # call by call: the third is left without one
+        (2, 0, ["#2.0", "#2.1"], []),
+        (1, 2, [], ["#4"]),  # a surplus result answers nothing
+        (2, 3, [], ["#5"]),
+    ],
+)
+def test_v1_results_answer_the_calls_of_the_turn_before_them_by_position(calls, results, closed, orphans) -> None:
+    messages = [_v1("user", ("text", "Areas?")), _v1("user", ("text", "Please.")), _v1_turn(calls)]
+    messages += [_v1_tool(f"area {k}") for k in range(results)]
+    messages += [_v1("user", ("text", "Well?")), _v1("assistant", ("text", "Done."))]
+    findings = check_messages([{"messages": messages}], format="datasets")
+    assert [f.call_id for f in findings if f.code == "APX001"] == closed
+    assert [f.call_id for f in findings if f.code == "APX002"] == orphans
+    assert all(f.index == 2 for f in findings if f.code == "APX001")
+
+
+def test_a_v1_call_cut_off_by_the_next_user_turn_gets_a_tool_message_in_the_rows_style() -> None:
+    plain = [_v1("user", ("text", "Area?")), _v1_turn(1), _v1("user", ("text", "Well?"))]
+    weighted = [
+        _v1("user", ("text", "Area?"), loss_weight=0.0),
+        {**_v1_turn(1), "loss_weight": 1.0},
+        _v1("user", ("text", "Well?"), loss_weight=0.0),
+    ]
+    result = repair_messages([{"messages": plain}, {"messages": weighted}], format="datasets")
+    assert [(f.code, f.line, f.index, f.call_id) for f in result.findings] == [
+        ("APX001", 1, 1, "#1.0"),
+        ("APX001", 2, 1, "#1.0"),
+    ]
+    assert result.messages[0]["messages"][2] == V1_MARKER
+    # LLaMA-Factory's converters weigh every message, a tool message 0.0.
+    assert result.messages[1]["messages"][2] == _v1_tool(DEFAULT_MARKER, loss_weight=0.0)
+    assert repair_messages(result.messages, format="datasets").changed is False
+
+
+def test_a_v1_rows_final_calls_are_its_target() -> None:
+    messages = [_v1("user", ("text", "Areas?")), _v1_turn(1), _v1_tool("3.14"), _v1_turn(2)]
+    assert check_messages([{"messages": messages}], format="datasets") == []
+
+
+def test_tool_responses_wrapped_in_a_user_message_answer_the_calls() -> None:
+    # The v1 qwen3 template takes such a user message for tool responses, not for a prompt.
+    wrapped = _v1("user", ("text", "<tool_response>\n3.14\n</tool_response>"))
+    messages = [_v1("user", ("text", "Area?")), _v1_turn(1), wrapped, _v1("assistant", ("text", "3.14."))]
+    assert check_messages([{"messages": messages}], format="datasets") == []
+
+
+def test_a_v1_message_holding_calls_the_reader_cannot_see_is_reported() -> None:
+    hidden = {"role": "assistant", "content": [{"type": "text", "value": "On it."}], "tool_calls": [_call("c1")]}
+    messages = [_v1("user", ("text", "Go")), hidden, _v1("user", ("text", "Well?"))]
+    assert [(f.code, f.index) for f in check_messages([{"messages": messages}], format="datasets")] == [("APX104", 1)]
+
+
+def test_call_ids_are_derived_from_the_position_and_row_local() -> None:
+    row = {"messages": [_v1("user", ("text", "Area?")), _v1_turn(2), _v1("user", ("text", "Well?"))]}
+    findings = check_messages([row, copy.deepcopy(row)], format="datasets")
+    assert [(f.line, f.call_id) for f in findings] == [(1, "#1.0"), (1, "#1.1"), (2, "#1.0"), (2, "#1.1")]
+    assert check_messages([row], format="datasets") == findings[:2]
+
+
+# ShareGPT rows: from/value turns, function_call answered by observation
+
+
+def _turn(tag: str, value: str) -> dict:
+    return {"from": tag, "value": value}
+
+
+def _fc(*names: str) -> dict:
+    calls = [{"name": name, "arguments": {"city": "Paris"}} for name in names]
+    return _turn("function_call", json.dumps(calls[0] if len(calls) == 1 else calls))
+
+
+H, G, O = (lambda v: _turn("human", v)), (lambda v: _turn("gpt", v)), (lambda v: _turn("observation", v))
+SG_MARKER = O(DEFAULT_MARKER)
+
+
+def test_a_sharegpt_dataset_is_read_as_datasets(tmp_path: Path) -> None:
+    rows = [{"conversations": [H("Hi"), G("Hello")], "tools": "[]"}, {"conversations": [H("Paris?"), _fc("weather")]}]
+    assert detect_format(rows) is DatasetsAdapter
+    path = tmp_path / "sharegpt.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = _report("check", "--isolated", str(path))
+    assert report["format"] == "datasets" and report["findings"] == []
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [H("Hi"), G("Hello")],
+        [_turn("system", "Be brief."), H("Hi"), G("Hello"), H("Bye"), G("Bye")],
+        [H("Paris?"), _fc("weather"), O("18C"), G("18C.")],
+        [H("Paris and Rome?"), _fc("weather", "weather"), O("[18, 24]"), G("18C and 24C.")],
+        [H("Paris?"), _turn("function_call", "<think>\nLook it up.\n</think>\n\n" + json.dumps({"name": "weather", "arguments": {}})), O("18C"), G("18C.")],
+        [H("Paris?"), _fc("weather")],
+    ],
+)
+def test_sharegpt_rows_with_every_call_answered_or_none_are_clean(turns: list) -> None:
+    assert check_messages([{"conversations": turns}], format="datasets") == []
+    assert check_messages([{"messages": turns}], format="datasets") == []
+
+
+def test_a_sharegpt_call_before_a_gpt_turn_gets_an_observation_that_keeps_turns_alternating() -> None:
+    turns = [H("Paris?"), _fc("weather"), G("No answer."), H("Rome?"), _fc("weather"), _fc("weather"), O("24C"), G("24C.")]
+    result = repair_messages([{"conversations": turns}], format="datasets")
+    assert [(f.index, f.call_id, f.fixable) for f in result.findings] == [(1, "#1.0", True), (4, "#4.0", True)]
+    repaired = result.messages[0]["conversations"]
+    assert repaired == turns[:2] + [SG_MARKER] + turns[2:5] + [SG_MARKER] + turns[5:]
+    # LLaMA-Factory's alternation: human/observation at even places, gpt/function_call at odd ones.
+    assert all((t["from"] in ("human", "observation")) == (k % 2 == 0) for k, t in enumerate(repaired))
+    assert check_messages(result.messages, format="datasets") == []
+
+
+@pytest.mark.parametrize(
+    ("turns", "why"),
+    [
+        ([H("Paris?"), _fc("weather"), H("Well?"), G("No answer.")], "right before a turn tagged 'human'"),
+        ([H("Paris and Rome?"), _fc("weather", "weather"), G("No answer.")], "2 observation turns in a row"),
+        ([H("Paris?"), _fc("weather", "weather", "weather"), O("18C"), O("24C"), G("..")], "right after a turn tagged 'observation'"),
+    ],
+)
+def test_a_sharegpt_call_whose_observation_would_break_the_alternation_is_reported_not_repaired(
+    turns: list, why: str, tmp_path: Path
+) -> None:
+    result = repair_messages([{"conversations": turns}], format="datasets")
+    assert result.findings and all(f.code == "APX001" and f.fixable is False for f in result.findings)
+    assert all(why in f.message and "reported but not repaired" in f.message for f in result.findings)
+    assert result.changed is False and result.messages[0]["conversations"] is turns
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"conversations": turns}) + "\n")
+    before = path.read_bytes()
+    assert _invoke("fix", "--isolated", "--in-place", str(path)).exit_code == 1
+    assert path.read_bytes() == before
+
+
+def test_a_sharegpt_turn_of_an_unknown_tag_is_reported_and_the_rest_still_read() -> None:
+    turns = [H("Paris?"), _turn("tool", "18C"), _fc("weather"), G("No answer.")]
+    findings = check_messages([{"conversations": turns}], format="datasets")
+    assert [(f.code, f.index) for f in findings] == [("APX104", 1), ("APX001", 2)]
+
+
+def test_a_surplus_sharegpt_observation_is_an_orphan_that_drop_orphans_removes() -> None:
+    turns = [H("Paris?"), _fc("weather"), O("18C"), O("18C again"), G("18C.")]
+    result = repair_messages([{"conversations": turns}], format="datasets", drop_orphans=True)
+    assert [(f.code, f.index) for f in result.findings] == [("APX002", 3)]
+    assert result.messages[0]["conversations"] == turns[:3] + turns[4:]
+
+
+# Transcripts are untrusted: any JSON type anywhere
+
+
+ODD = [None, 0, 1.5, True, "x", [], {}, [None], {"a": []}]
+
+
+@pytest.mark.parametrize("odd", ODD, ids=repr)
+def test_odd_types_in_llamafactory_and_sharegpt_rows_never_raise(odd, tmp_path: Path) -> None:
+    rows = [
+        {"messages": [_v1("user", ("text", "go")), {"role": "assistant", "content": [{"type": "tool_call", "value": odd}]}, _v1("user", ("text", "?"))]},
+        {"messages": [_v1("user", ("text", "go")), {"role": odd, "content": [{"type": "text", "value": odd}]}, _v1_turn(1), {"role": "tool", "content": odd}]},
+        {"messages": [_v1("user", ("text", "go")), {"role": "assistant", "content": [odd, {"type": "tool_call", "value": "{"}]}, _v1("user", ("text", "?"))]},
+        {"conversations": [H("go"), {"from": "function_call", "value": odd}, {"from": odd, "value": odd}, G("?")]},
+        {"conversations": [H("go"), {"from": "function_call", "value": json.dumps([odd, odd])}, {"from": "observation", "value": odd}, G("?")]},
+        {"conversations": [H("go"), odd, {"from": "human", "value": odd}]},
+    ]
+    result = repair_messages(rows, format="datasets")
+    # Repaired, every fixable call is answered; what is left is what a repair must not touch.
+    left = [(f.code, f.line, f.call_id) for f in result.findings if f.code != "APX001" or f.fixable is False]
+    assert [(f.code, f.line, f.call_id) for f in check_messages(result.messages, format="datasets")] == left
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    assert _invoke("fix", "--isolated", "--input-format", "datasets", "--in-place", str(path)).exit_code in (0, 1)
+    assert _invoke("check", "--isolated", "--input-format", "datasets", str(path)).exit_code in (0, 1)
+
+
+def test_a_call_whose_value_is_no_json_is_still_a_call() -> None:
+    # The part's type or the turn's tag makes it a call; only its name is unknown.
+    v1 = [_v1("user", ("text", "go")), _v1("assistant", ("tool_call", "not json")), _v1("user", ("text", "?"))]
+    sg = [H("go"), _turn("function_call", "not json"), G("?")]
+    findings = check_messages([{"messages": v1}, {"conversations": sg}], format="datasets")
+    assert [(f.code, f.line, f.call_id, f.tool) for f in findings] == [("APX001", 1, "#1.0", None), ("APX001", 2, "#1.0", None)]
+
+
+# The layout of a rewritten row (for the core's rewrite of a replaced line)
+
+
+@pytest.mark.parametrize(
+    ("dumps", "layout"),
+    [
+        (lambda v: json.dumps(v), Layout(", ", ": ", True)),
+        (lambda v: json.dumps(v, ensure_ascii=False), Layout(", ", ": ", False)),
+        (lambda v: json.dumps(v, separators=(",", ":")), Layout(",", ":", True)),
+        (lambda v: orjson.dumps(v).decode(), Layout(",", ":", False)),
+    ],
+    ids=["python-default", "python-utf8", "python-compact", "orjson"],
+)
+def test_a_repaired_row_is_written_in_the_layout_of_its_line(dumps, layout) -> None:
+    row = {"messages": [_user("Vols à Zürich?"), _calls("c1"), _user("Well?")], "tools": TOOLS}
+    raw = dumps(row).encode() + b"\n"
+    assert layout_of(raw, row) == layout
+    repaired = repair_messages([row], format="datasets").messages[0]
+    assert dumps_like(raw, row, repaired) == dumps(repaired).encode()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"messages" : []}\n', b'{"a": 1.0E5}\n', b'{"a": 1, "a": 2}\n', b' {"a": 1}\n', b'{"a":"\\/"}\n'],
+)
+def test_a_line_whose_layout_cannot_be_reproduced_has_none(raw: bytes) -> None:
+    value = json.loads(raw)
+    assert layout_of(raw, value) is None
+    assert dumps_like(raw, value, {"messages": []}) is None
+
+
+def test_a_lines_terminator_and_byte_order_mark_are_not_its_layout() -> None:
+    row = {"messages": [_user("hi")]}
+    for raw in (json.dumps(row).encode(), json.dumps(row).encode() + b"\r\n", b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n"):
+        assert layout_of(raw, row) == Layout(", ", ": ", True)
+        assert dumps_like(raw, row, {"x": "é"}) == b'{"x": "\\u00e9"}'
+
+
+def test_every_row_of_the_llamafactory_sample_has_a_layout_a_rewrite_can_keep(corpus: Path) -> None:
+    raws = (corpus / V1_SAMPLE).read_bytes().splitlines(keepends=True)
+    layouts = [layout_of(raw, orjson.loads(raw)) for raw in raws]
+    # Python's json.dumps wrote it: escaped where a row was all ASCII-safe, UTF-8 in 7 rows.
+    assert set(layouts) == {Layout(", ", ": ", True), Layout(", ", ": ", False)}

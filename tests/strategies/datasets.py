@@ -1,7 +1,10 @@
-"""Random fine-tuning datasets: rows of chat conversations, sound or with dropped, reordered and
-orphan results, many ending on a tool call that is the example's training target."""
+"""Random fine-tuning datasets: rows of chat conversations, LLaMA-Factory v1 messages and ShareGPT
+turns, sound or with dropped, reordered, surplus and orphan results, many ending on a tool call
+that is the example's training target."""
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import strategies as st
 
@@ -44,6 +47,61 @@ def _row(draw, row: int) -> dict:
     return {key: values[key] for key in keys}
 
 
+def _v1(role: str, parts: list[tuple[str, str]], weighted: bool) -> dict:
+    message: dict = {"role": role, "content": [{"type": kind, "value": value} for kind, value in parts]}
+    if weighted:
+        message["loss_weight"] = 1.0 if role == "assistant" else 0.0
+    return message
+
+
+def _v1_call(name: str) -> tuple[str, str]:
+    return "tool_call", json.dumps({"name": name, "arguments": {"q": 1}})
+
+
+@st.composite
+def _v1_row(draw) -> dict:
+    """LLaMA-Factory v1: calls are content parts, results tool messages answering by position."""
+    weighted = draw(st.booleans())
+    messages = [_v1("system", [("text", "You use tools.")], weighted)]
+    for _turn in range(draw(st.integers(1, 3))):
+        messages.append(_v1("user", [("text", draw(_TEXT))], weighted))
+        for _step in range(draw(st.integers(0, 2))):
+            calls = draw(st.integers(0, 3))
+            parts = [("reasoning", draw(_TEXT))] + [_v1_call(f"tool{k}") for k in range(calls)]
+            messages.append(_v1("assistant", parts, weighted))
+            # No result, one for the whole turn, or one a call (some missing, some surplus).
+            for _result in range(draw(st.integers(0, calls + 1))):
+                messages.append(_v1("tool", [("text", draw(_TEXT))], weighted))
+        if draw(st.booleans()):
+            messages.append(_v1("assistant", [("text", draw(_TEXT))], weighted))
+    if draw(st.booleans()):
+        messages.append(_v1("assistant", [_v1_call("target")], weighted))
+    return {"messages": messages, "tools": json.dumps(_TOOLS)}
+
+
+_SHAREGPT_TAGS = st.sampled_from(["human", "gpt", "function_call", "observation", "system"])
+
+
+@st.composite
+def _sharegpt_row(draw) -> dict:
+    """ShareGPT turns in any order: alternating or not, calls answered, cut off or in a list."""
+    turns = [{"from": "human", "value": draw(_TEXT)}]
+    for _turn in range(draw(st.integers(0, 8))):
+        tag = draw(_SHAREGPT_TAGS)
+        if tag == "function_call":
+            calls = [{"name": f"tool{k}", "arguments": {}} for k in range(draw(st.integers(1, 3)))]
+            value = json.dumps(calls[0] if len(calls) == 1 and draw(st.booleans()) else calls)
+        else:
+            value = draw(_TEXT)
+        turns.append({"from": tag, "value": value})
+    return {"conversations": turns, "tools": json.dumps(_TOOLS)}
+
+
 @st.composite
 def histories(draw) -> list:
-    return [draw(_row(row)) for row in range(draw(st.integers(1, 4)))]
+    kinds = st.sampled_from(["chat", "v1", "sharegpt"])
+    rows = []
+    for row in range(draw(st.integers(1, 4))):
+        kind = draw(kinds)
+        rows.append(draw(_row(row)) if kind == "chat" else draw(_v1_row()) if kind == "v1" else draw(_sharegpt_row()))
+    return rows
