@@ -38,7 +38,20 @@ app = typer.Typer(
 # The registry's format names, in its order (formats.format_names(), which a
 # test holds this to): written out, so that the CLI starts without importing
 # every adapter; a check imports them only when it has a file to tell.
-FORMAT_NAMES = ("chat", "anthropic", "responses", "claude-code", "codex", "datasets")
+FORMAT_NAMES = (
+    "chat",
+    "anthropic",
+    "bedrock-converse",
+    "gemini-api",
+    "responses",
+    "claude-code",
+    "qwen-code",
+    "codex",
+    "datasets",
+    "copilot-cli",
+    "grok-cli",
+    "kimi",
+)
 
 InputFormat = Enum("InputFormat", {name: name for name in ("auto", *FORMAT_NAMES)}, type=str)
 

@@ -122,7 +122,9 @@ class HistoryDoctor:
         if closed:
             insertion = self.adapter.not_run_records(closed, obj)
             verdict = Verdict(insert=list(zip(insertion.records, closed)))
-            for record, pending in verdict.insert:
+            # One edit a call, even where one record answers several of them.
+            answers = insertion.records if insertion.answers is None else insertion.answers
+            for record, pending in zip(answers, closed):
                 call = pending.call
                 self.edits.append(Edit("insert", number, record, call.id, call.name, call.arguments))
             if insertion.replace_next is not None:

@@ -74,8 +74,13 @@ class Insertion:
 
     records: list[Any] = field(default_factory=list)
     # A rewritten version of the entry the records stand before, for formats
-    # that link entries to each other (None: that entry is left untouched).
+    # that link entries to each other or put results into it (None: that
+    # entry is left untouched).
     replace_next: Any = None
+    # For each closed call, in order, what answers it: one of ``records`` or
+    # ``replace_next``, for formats where one record answers several calls
+    # (one user message of results). None: ``records[i]`` answers call i.
+    answers: list[Any] | None = None
 
 
 @dataclass(slots=True)

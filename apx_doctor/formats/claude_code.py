@@ -145,9 +145,11 @@ class ClaudeCodeAdapter(FormatAdapter):
             if not isinstance(obj, dict):
                 continue
             message = obj.get("message")
-            if isinstance(message, dict) and "parts" in message:
-                # Qwen Code writes the same uuid tree around Gemini ``parts``,
-                # where this reader would see no call at all.
+            gemini_parts = isinstance(message, dict) and "parts" in message
+            if gemini_parts or "systemPayload" in obj or obj.get("type") == "tool_result":
+                # Qwen Code writes the same uuid tree around Gemini ``parts``
+                # (its results as tool_result lines), where this reader would
+                # see no call at all.
                 return Detection.NO
             if _is_claude_code_line(obj):
                 level = Detection.CERTAIN
