@@ -47,6 +47,8 @@ FORMAT_NAMES = (
     "claude-code",
     "qwen-code",
     "codex",
+    "pi",
+    "factory-droid",
     "datasets",
     "copilot-cli",
     "grok-cli",
