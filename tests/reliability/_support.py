@@ -262,7 +262,15 @@ def assert_nothing_lost(original: bytes, output: bytes, edits: list[dict], rejec
     touched = {e["line"] for e in edits if e["action"] in ("remove", "replace")}
     salvaged = [e["line"] for e in edits if e["action"] == "salvage"]
     # An insert with an index goes inside a one-conversation-a-line row (rewritten).
-    inserts = sum(1 for e in edits if e["action"] == "insert" and "index" not in e)
+    # One record may answer several calls (an edit each), or go into the line it
+    # stands before (that line's replace edit holds it): count the lines added.
+    rewritten = {(e["line"], json.dumps(e.get("record"), sort_keys=True), None) for e in edits if e["action"] == "replace"}
+    added = {
+        (e["before_line"], json.dumps(e.get("record"), sort_keys=True), e.get("call_id") if e.get("record") is None else None)
+        for e in edits
+        if e["action"] == "insert" and "index" not in e
+    }
+    inserts = len(added - rewritten)
     out = split_lines(output)
     pos = 0
     for number, raw in enumerate(lines, 1):
