@@ -51,8 +51,10 @@ FORMAT_NAMES = (
     "factory-droid",
     "datasets",
     "copilot-cli",
+    "gemini-cli",
     "grok-cli",
     "kimi",
+    "cline",
 )
 
 InputFormat = Enum("InputFormat", {name: name for name in ("auto", *FORMAT_NAMES)}, type=str)

@@ -19,7 +19,7 @@ from rich.rule import Rule as Divider
 from rich.table import Table
 from rich.text import Text
 
-from . import files, jsonl
+from . import documents, files, jsonl
 from .advice import SAFE_NEXT, tool_kind
 from .doctor import HistoryDoctor, RepairOptions
 from .engine import Entry
@@ -81,7 +81,12 @@ def _read(path: str, options: ShowOptions):
         raw_lines = list(lines)
     values = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(raw_lines)]
     try:
-        adapter_type = choose_adapter(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
+        whole = documents.applies(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
+        adapter_type = None if whole else choose_adapter(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
+        if whole or documents.is_whole_file(adapter_type):
+            # One JSON document (or a log read whole): a row per message, at the line where it starts.
+            fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
+            return [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items], fmt, list(tail), findings
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     doctor = HistoryDoctor(adapter_type(marker=options.marker), RepairOptions())

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Protocol
 
 import orjson
 
-from . import jsonl
+from . import documents, jsonl
 from .doctor import HistoryDoctor, RepairOptions, Verdict
 from .engine import PASS_OVER
 from .errors import InputError, SelfCheckError
@@ -99,7 +99,11 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
     rest = iter(lines)
     head = list(islice(rest, DETECT_LINES))
     parsed = [_parse_first(raw) if i == 0 else jsonl.parse(raw) for i, raw in enumerate(head)]
+    if documents.applies(config.input_format, head, parsed):
+        return documents.run(head, rest, config, sink)
     adapter = choose_adapter(config.input_format, head, parsed)
+    if documents.is_whole_file(adapter):
+        return documents.run(head, rest, config, sink, adapter)
     run_ = _Pass(adapter, config, sink)
     try:
         return _drive(run_, head, parsed, rest)
