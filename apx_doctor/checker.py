@@ -30,13 +30,16 @@ class Planned:
         self.refused = refused
 
 
-def plan(paths: Sequence[str], options: RunOptions) -> list[Planned]:
-    if options.mode is not Mode.IN_PLACE:
-        # Only an in-place fix needs the contract answer before the run; the
-        # others are asked in ``finish``, while the workers run (--jobs).
-        return [Planned(path, options) for path in paths]
+def plan(paths: Sequence[str], options: RunOptions | Sequence[RunOptions]) -> list[Planned]:
+    """One ``Planned`` a path; ``options`` is one for all, or one a path."""
+    per_path = [options] * len(paths) if isinstance(options, RunOptions) else list(options)
     planned = []
-    for path in paths:
+    for path, options in zip(paths, per_path):
+        if options.mode is not Mode.IN_PLACE:
+            # Only an in-place fix needs the contract answer before the run; the
+            # others are asked in ``finish``, while the workers run (--jobs).
+            planned.append(Planned(path, options))
+            continue
         reason = contract_reason(path)
         if reason is None:
             planned.append(Planned(path, options))
@@ -56,7 +59,7 @@ def run(planned: Sequence[Planned], settings: Config, jobs: int | None) -> Itera
 def finish(item: Planned, report: FileReport, settings: Config) -> FileReport:
     reason = item.refused or contract_reason(item.path)
     report.refused = item.refused
-    if reason is not None and report.error is None:
+    if reason is not None and report.error is None and report.skipped is None:
         message = f"a transcript in the portable project contract ({reason}); transcripts are runtime state"
         report.findings.insert(0, Finding("APX201", None, message))
     report.findings = [f for f in report.findings if settings.enabled(f.code, item.path)]
@@ -65,3 +68,23 @@ def finish(item: Planned, report: FileReport, settings: Config) -> FileReport:
 
         annotate(report, item.options.mode.value, settings.read_only_tools, settings.side_effect_tools)
     return report
+
+
+def holds_call(report: FileReport, call_id: str) -> bool:
+    """Whether one of ``report``'s findings is about the call ``call_id``."""
+    return any(f.call_id == call_id for f in report.findings)
+
+
+def only_call(reports: Sequence[FileReport], call_id: str) -> list[FileReport]:
+    """The reports that hold ``call_id``, with only its findings; files that could not be read stay.
+
+    An unreadable file may hold the call too: it is reported, never dropped in silence.
+    """
+    out = []
+    for report in reports:
+        if report.error is not None:
+            out.append(report)
+        elif holds_call(report, call_id):
+            report.findings = [f for f in report.findings if f.call_id == call_id]
+            out.append(report)
+    return out

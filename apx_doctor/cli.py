@@ -88,7 +88,35 @@ def _root(
 
 
 PATHS = typer.Argument(
-    ..., metavar="PATH...", help="Transcript files, or folders to search for *.jsonl; - reads standard input."
+    None,
+    metavar="[PATH]...",
+    help="Transcript files, or folders to search for *.jsonl; - reads standard input. "
+    "None with --call-id: the agent runtimes' homes (see `apx-doctor sessions`).",
+    show_default=False,
+)
+CALL_ID = typer.Option(
+    None,
+    "--call-id",
+    metavar="ID",
+    help="Only the sessions (and findings) that hold this tool call id, e.g. the toolu_… or call_… "
+    "a resume error names. Exit 2 if no session holds it.",
+)
+EXCLUDE = typer.Option(
+    None,
+    "--exclude",
+    metavar="PATTERNS",
+    help="Glob patterns (comma-separated, or repeated) of files folder runs leave out; replaces the configured "
+    "and default ones (our sidecars and backups, the runtimes' bookkeeping files).",
+    show_default=False,
+)
+EXTEND_EXCLUDE = typer.Option(
+    None, "--extend-exclude", metavar="PATTERNS", help="Like --exclude, but added to the patterns in force.", show_default=False
+)
+FORCE_EXCLUDE = typer.Option(
+    None,
+    "--force-exclude/--no-force-exclude",
+    help="Leave out excluded files even when they are named on the command line (for pre-commit). [default: no]",
+    show_default=False,
 )
 INPUT_FORMAT = typer.Option("auto", "--input-format", help="The transcript format; auto tells it from the first lines.")
 OUTPUT_FORMAT = typer.Option(
@@ -137,11 +165,16 @@ def check(
     keep_open_tail: bool = KEEP_OPEN_TAIL,
     jobs: Optional[int] = JOBS,
     show_all: bool = SHOW_ALL,
+    call_id: Optional[str] = CALL_ID,
+    exclude: Optional[List[str]] = EXCLUDE,
+    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
+    force_exclude: Optional[bool] = FORCE_EXCLUDE,
 ) -> None:
     """Report tool calls without results, and other damage. Writes nothing."""
-    flags = _Flags(paths, input_format.value, output_format, marker, None, color, verbose, quiet, config, isolated, select, ignore)
+    flags = _Flags(paths or [], input_format.value, output_format, marker, None, color, verbose, quiet, config, isolated, select, ignore)
     flags.keep_open_tail = keep_open_tail
     flags.jobs, flags.show_all = jobs, show_all
+    flags.call_id, flags.exclude, flags.extend_exclude, flags.force_exclude = call_id, exclude, extend_exclude, force_exclude
     _run("check", flags, in_place=False, output=None)
 
 
@@ -174,16 +207,29 @@ def fix(
     ),
     jobs: Optional[int] = JOBS,
     show_all: bool = SHOW_ALL,
+    call_id: Optional[str] = CALL_ID,
+    exclude: Optional[List[str]] = EXCLUDE,
+    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
+    force_exclude: Optional[bool] = FORCE_EXCLUDE,
+    force: bool = typer.Option(
+        False, "--force", help="--in-place: rewrite even a file another process holds open for writing (a live session)."
+    ),
+    backup: bool = typer.Option(
+        False, "--backup", help="--in-place: keep the original bytes beside each file it replaces (<file>.bak, .bak.1, ...)."
+    ),
 ) -> None:
     """Close every interrupted tool call with a not-run record.
 
     Without --in-place or --output this is a dry run: it shows what it would
     change and writes nothing. Nothing under .apc/ and no AGENTS.md is ever written.
     """
+    paths = paths or []
     if in_place and output is not None:
         _usage_error("--in-place and --output exclude each other")
-    if output is not None and len(paths) != 1:
+    if output is not None and len(paths) != 1 and not (call_id is not None and not paths):
         _usage_error("--output takes exactly one input")
+    if (force or backup) and not in_place:
+        _usage_error(f"{'--force' if force else '--backup'} is for --in-place: nothing else replaces a file")
     if in_place and "-" in paths:
         _usage_error("standard input cannot be fixed in place; use --output")
     if salvage and "-" in paths and output is not None:
@@ -197,6 +243,8 @@ def fix(
     flags = _Flags(paths, input_format.value, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore)
     flags.keep_open_tail, flags.salvage = keep_open_tail, salvage
     flags.jobs, flags.show_all = jobs, show_all
+    flags.call_id, flags.exclude, flags.extend_exclude, flags.force_exclude = call_id, exclude, extend_exclude, force_exclude
+    flags.force, flags.backup = force, backup
     _run("fix", flags, in_place=in_place, output=output)
 
 
@@ -208,6 +256,12 @@ class _Flags:
     salvage: bool = False
     jobs: int | None = None  # None: all cores
     show_all: bool = False
+    call_id: str | None = None
+    exclude: list[str] | None = None  # None: as configured
+    extend_exclude: list[str] | None = None
+    force_exclude: bool | None = None
+    force: bool = False
+    backup: bool = False
 
     def __init__(self, paths, input_format, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore):
         self.paths: list[str] = paths
@@ -250,41 +304,173 @@ def _settings(flags: _Flags):
     if select is not None and ignore is None:
         # A rule selected on the command line is reported even if the file ignores it.
         ignore = ()
-    return merged(settings, marker=flags.marker, drop_orphans=flags.drop_orphans, select=select, ignore=ignore)
+    exclude = None if flags.exclude is None else _patterns(flags.exclude, "--exclude")
+    extend = None if not flags.extend_exclude else settings.extend_exclude + _patterns(flags.extend_exclude, "--extend-exclude")
+    return merged(
+        settings,
+        marker=flags.marker,
+        drop_orphans=flags.drop_orphans,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        extend_exclude=extend,
+        force_exclude=flags.force_exclude,
+    )
+
+
+def _patterns(values: list[str], option: str) -> tuple[str, ...]:
+    """Glob patterns given comma-separated, or by repeating the option."""
+    from .errors import UsageError
+
+    out = tuple(p.strip() for value in values for p in value.split(",") if p.strip())
+    if not out and any(v.strip() for v in values):
+        raise UsageError(f"{option}: no pattern given")
+    return out
 
 
 def _run(command: str, flags: _Flags, *, in_place: bool, output: str | None) -> NoReturn:
     from .errors import UsageError
 
+    if not flags.paths and flags.call_id is None:
+        _usage_error("give PATH... (files, folders, or - for standard input), or --call-id ID to search the agent homes")
     reports = []
     try:
-        from .discover import expand
-
         settings = _settings(flags)
-        paths = expand(flags.paths)
-        if not paths:
-            typer.echo("apx-doctor: no *.jsonl transcripts found", err=True)
-            raise typer.Exit(EXIT_OK)
         options = _options(command, flags, settings, in_place, output)
-        reports = _process(paths, options, settings, flags)
+        inputs, found_homes = _inputs(flags, settings)
+        if not inputs:
+            if flags.paths:
+                typer.echo("apx-doctor: no *.jsonl transcripts found", err=True)
+                raise typer.Exit(EXIT_OK)
+            typer.echo(f"apx-doctor: --call-id {_shown(flags.call_id)}: no session in the agent homes ({_looked_in(found_homes)})", err=True)
+            raise typer.Exit(EXIT_TROUBLE)
+        per_path = [_for_input(options, flags, item) for item in inputs]
+        if flags.call_id is None:
+            reports = _process([i.path for i in inputs], per_path, settings, flags)
+        else:
+            reports = _find_call(flags, settings, options, inputs, per_path, found_homes)
         _render(command, flags, options, reports)
     except UsageError as exc:
         _usage_error(str(exc))
     except typer.Exit:
         raise
     except Exception as exc:  # the one place an unexpected error becomes exit 2
-        from .safe import printable
-
-        # Plain tracebacks (no local variables), every line made safe and cut:
-        # an exception's text may quote a transcript.
-        if flags.verbose:
-            import traceback
-
-            for line in traceback.format_exc().splitlines():
-                typer.echo(printable(line, 300), err=True)
-        typer.echo(printable(f"apx-doctor: internal error: {type(exc).__name__}: {exc}", 300), err=True)
-        raise typer.Exit(EXIT_TROUBLE) from None
+        _internal_error(exc, flags.verbose)
     raise typer.Exit(_exit_code(command, reports))
+
+
+def _internal_error(exc: Exception, verbose: bool) -> NoReturn:
+    from .safe import printable
+
+    # Plain tracebacks (no local variables), every line made safe and cut:
+    # an exception's text may quote a transcript.
+    if verbose:
+        import traceback
+
+        for line in traceback.format_exc().splitlines():
+            typer.echo(printable(line, 300), err=True)
+    typer.echo(printable(f"apx-doctor: internal error: {type(exc).__name__}: {exc}", 300), err=True)
+    raise typer.Exit(EXIT_TROUBLE) from None
+
+
+class _Input:
+    """One file a run looks at: found by walking a folder (or a home), and the home's session it is."""
+
+    __slots__ = ("path", "walked", "session")
+
+    def __init__(self, path: str, walked: bool, session=None) -> None:
+        self.path, self.walked, self.session = path, walked, session
+
+
+def _inputs(flags: _Flags, settings) -> tuple[list[_Input], list | None]:
+    """The files of the paths given; with none, the session files of the agent homes (and the homes)."""
+    excluder = settings.excluder()
+    if flags.paths:
+        from .discover import discover
+
+        found = discover(flags.paths, excluder, bool(settings.force_exclude))
+        return [_Input(f.path, f.walked) for f in found], None
+    files, found_homes = _home_sessions(settings, None)
+    return [_Input(s.path, True, s) for s in files], found_homes
+
+
+def _home_sessions(settings, runtime: str | None):
+    from . import homes
+
+    found_homes = homes.homes([runtime] if runtime else None)
+    excluder = settings.excluder()
+    files = [s for s in homes.session_files(found_homes) if not excluder.excluded(s.path, base=s.home.path)]
+    return files, found_homes
+
+
+def _looked_in(found_homes) -> str:
+    if not found_homes:
+        return "no runtime this installation reads"
+    return "looked in " + ", ".join(
+        _shown(h.path) + ("" if h.exists else " (none there)") for h in found_homes
+    )
+
+
+def _for_input(options, flags: _Flags, item: _Input):
+    """The run's options for one input: a file found in a folder may be no transcript; a home's is in its runtime's format."""
+    from dataclasses import replace
+
+    changes = {}
+    if item.walked:
+        changes["skip_unrecognised"] = True
+    if item.session is not None and flags.input_format == "auto":
+        changes["input_format"] = item.session.runtime.format
+    return replace(options, **changes) if changes else options
+
+
+def _find_call(flags: _Flags, settings, options, inputs: list[_Input], per_path: list, found_homes) -> list:
+    """--call-id: check every input, then run the command on the ones that hold the call."""
+    from dataclasses import replace
+
+    from . import checker
+    from .runner import Mode
+
+    call_id = flags.call_id
+    checks = [replace(o, mode=Mode.CHECK, output=None) for o in per_path]
+    first = _process([i.path for i in inputs], checks, settings, flags)
+    holding = [n for n, r in enumerate(first) if r.error is None and checker.holds_call(r, call_id)]
+    failed = [n for n, r in enumerate(first) if r.error is not None]
+    if not holding:
+        where = _looked_in(found_homes) if found_homes is not None else f"{len(inputs)} file{'' if len(inputs) == 1 else 's'} checked"
+        for n in failed:
+            typer.echo(f"apx-doctor: error: {_shown(first[n].error)}", err=True)
+        typer.echo(f"apx-doctor: --call-id {_shown(call_id)}: no session holds this call id ({where})", err=True)
+        raise typer.Exit(EXIT_TROUBLE)
+    if not flags.quiet:
+        for n in holding:
+            typer.echo(f"apx-doctor: call id {_shown(call_id)} is in {_shown(inputs[n].path)}{_session_note(inputs[n])}", err=True)
+    if options.mode is Mode.CHECK:
+        chosen = {n: first[n] for n in holding}
+    else:
+        if options.mode is Mode.OUTPUT and len(holding) != 1:
+            from .errors import UsageError
+
+            raise UsageError(f"--output takes exactly one input; call id {call_id} is in {len(holding)} files")
+        done = _process([inputs[n].path for n in holding], [per_path[n] for n in holding], settings, flags)
+        chosen = dict(zip(holding, done))
+    for report in chosen.values():
+        # Only its findings; a repair still closes every call of the file, and its edits say so.
+        report.findings = [f for f in report.findings if f.call_id == call_id]
+    chosen.update({n: first[n] for n in failed})
+    return [chosen[n] for n in sorted(chosen)]
+
+
+def _session_note(item: _Input) -> str:
+    session = item.session
+    if session is None:
+        return ""
+    from .homes import describe
+
+    session_id, project = describe(session)
+    parts = [f"{session.runtime.title} session {_shown(session_id or '?')}"]
+    if project:
+        parts.append(f"project {_shown(project)}")
+    return f" ({', '.join(parts)})"
 
 
 def _options(command: str, flags: _Flags, settings, in_place: bool, output: str | None):
@@ -303,20 +489,26 @@ def _options(command: str, flags: _Flags, settings, in_place: bool, output: str 
         marker=settings.marker or DEFAULT_MARKER,
         repair=RepairOptions(drop_orphans=bool(settings.drop_orphans), keep_open_tail=flags.keep_open_tail),
         salvage=flags.salvage,
+        force=flags.force,
+        backup=flags.backup,
     )
 
 
 def _process(paths: list[str], options, settings, flags: _Flags) -> list:
-    """Run every path through the project's policy, telling the user as it goes."""
+    """Run every path through the project's policy, telling the user as it goes.
+
+    ``options`` is one ``RunOptions`` for all paths, or one a path.
+    """
     from dataclasses import replace
 
     from . import checker
 
     _settle()
+    per_path = [options] * len(paths) if not isinstance(options, list) else options
     if len(paths) == 1 and not flags.quiet and sys.stderr.isatty():
         # One file: a byte progress bar if it takes a while (many files: the file count below).
-        options = replace(options, progress=True)
-    planned = checker.plan(paths, options)
+        per_path = [replace(per_path[0], progress=True)]
+    planned = checker.plan(paths, per_path)
     for item in planned:
         if item.refused is not None:
             typer.echo(f"apx-doctor: not editing {_shown(item.path)}: it is in the portable project contract ({item.refused})", err=True)
@@ -411,6 +603,111 @@ def _exit_code(command: str, reports) -> int:
     if command == "check":
         return EXIT_FINDINGS if any(r.errors for r in reports) else EXIT_OK
     return EXIT_FINDINGS if any(r.changed or r.unfixable for r in reports) else EXIT_OK
+
+
+class SessionsFormat(str, Enum):
+    text = "text"
+    json = "json"
+    json_lines = "json-lines"
+
+
+@app.command()
+def sessions(
+    all_: bool = typer.Option(False, "--all", help="List every session, the clean ones too."),
+    runtime: Optional[str] = typer.Option(
+        None, "--runtime", metavar="NAME", help="Only this runtime's home (claude-code, codex, ...)."
+    ),
+    call_id: Optional[str] = CALL_ID,
+    output_format: SessionsFormat = typer.Option(
+        SessionsFormat.text, "--output-format", help="text for people; json (one document) or json-lines (one session a line) for tools."
+    ),
+    color: Color = COLOR,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
+    config: Optional[str] = CONFIG,
+    isolated: bool = ISOLATED,
+    jobs: Optional[int] = JOBS,
+    exclude: Optional[List[str]] = EXCLUDE,
+    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
+) -> None:
+    """List the sessions in the agent runtimes' homes on this machine that hold interrupted
+    tool calls: runtime, project, session id, last write, the calls, and the command that
+    resumes each. Writes nothing.
+
+    Each runtime's home is its environment override, else its documented folder (Claude Code:
+    $CLAUDE_CONFIG_DIR or ~/.claude; Codex CLI: $CODEX_HOME or ~/.codex; the README lists
+    the others). Exit 0 no session with error findings, 1 some, 2 trouble.
+    """
+    from .errors import UsageError
+
+    flags = _Flags([], "auto", None, None, None, color, verbose, quiet, config, isolated, None, None)
+    flags.jobs, flags.call_id, flags.exclude, flags.extend_exclude = jobs, call_id, exclude, extend_exclude
+    code = EXIT_OK
+    try:
+        code = _sessions(flags, runtime, output_format.value, all_)
+    except UsageError as exc:
+        _usage_error(str(exc))
+    except typer.Exit:
+        raise
+    except Exception as exc:
+        _internal_error(exc, verbose)
+    raise typer.Exit(code)
+
+
+def _sessions(flags: _Flags, runtime: str | None, output_format: str, every: bool) -> int:
+    from . import checker, homes
+    from .doctor import RepairOptions
+    from .errors import UsageError
+    from .formats.base import DEFAULT_MARKER
+    from .reporters.sessions import render
+    from .runner import Mode, RunOptions
+    from .sessions import exit_code, rows
+
+    known = [r.name for r in homes.runtimes()]
+    if runtime is not None and runtime not in known:
+        raise UsageError(f"--runtime {runtime!r}: not a runtime apx-doctor reads (choose from: {', '.join(known)})")
+    settings = _settings(flags)
+    files, found_homes = _home_sessions(settings, runtime)
+    if not any(h.exists for h in found_homes):
+        if flags.call_id is not None:
+            typer.echo(f"apx-doctor: --call-id {_shown(flags.call_id)}: no agent home found ({_looked_in(found_homes)})", err=True)
+            return EXIT_TROUBLE
+        if output_format == "text":
+            if not flags.quiet:
+                typer.echo(f"apx-doctor: no agent home found ({_looked_in(found_homes)})", err=True)
+            return EXIT_OK
+    marker = settings.marker or DEFAULT_MARKER
+    options = [
+        RunOptions(mode=Mode.CHECK, input_format=s.runtime.format, marker=marker, repair=RepairOptions(), skip_unrecognised=True)
+        for s in files
+    ]
+    reports = _process([s.path for s in files], options, settings, flags) if files else []
+    checked = len(files)
+    if flags.call_id is not None:
+        kept = [(s, r) for s, r in zip(files, reports) if r.error is not None or checker.holds_call(r, flags.call_id)]
+        if not any(r.error is None for _, r in kept):
+            for _, r in kept:
+                typer.echo(f"apx-doctor: error: {_shown(r.error)}", err=True)
+            typer.echo(
+                f"apx-doctor: --call-id {_shown(flags.call_id)}: no session holds this call id ({_looked_in(found_homes)})", err=True
+            )
+            return EXIT_TROUBLE
+        for _, r in kept:
+            r.findings = [f for f in r.findings if f.call_id == flags.call_id]
+        files, reports, every = [s for s, _ in kept], [r for _, r in kept], True
+    listed = rows(files, reports, every=every)
+    render(
+        output_format,
+        found_homes,
+        listed,
+        checked,
+        sys.stdout,
+        sys.stderr,
+        quiet=flags.quiet,
+        color=color_choice(flags.color),
+        every=every,
+    )
+    return exit_code(listed)
 
 
 @app.command()

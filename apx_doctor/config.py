@@ -31,10 +31,31 @@ class Config:
     drop_orphans: bool | None = None
     read_only_tools: tuple[str, ...] = ()
     side_effect_tools: tuple[str, ...] = ()
+    # Glob patterns of files folder runs leave out; None: the defaults
+    # (discover.default_exclude). extend-exclude adds to whichever applies.
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    # Apply the exclusions to files named on the command line too (pre-commit).
+    force_exclude: bool | None = None
 
     @property
     def root(self) -> Path:
         return self.source.parent if self.source is not None else Path.cwd()
+
+    @property
+    def exclusions(self) -> tuple[str, ...]:
+        """Every exclude pattern in force."""
+        if self.exclude is None:
+            from .discover import default_exclude
+
+            return default_exclude() + self.extend_exclude
+        return self.exclude + self.extend_exclude
+
+    def excluder(self):
+        from .discover import Excluder
+
+        # The patterns are gathered only once a file is matched against them.
+        return Excluder(lambda: self.exclusions, self.root.absolute())
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Whether findings of ``code`` on ``path`` are reported."""
@@ -135,6 +156,9 @@ def load(path: str | None = None, *, isolated: bool = False, cwd: Path | None = 
 
 
 _KEYS = {
+    "exclude",
+    "extend-exclude",
+    "force-exclude",
     "select",
     "ignore",
     "per-file-ignores",
@@ -159,7 +183,17 @@ def parse(table: dict[str, Any], source: Path | None = None) -> Config:
         drop_orphans=_bool(table, "drop-orphans", where),
         read_only_tools=_strings(table, "read-only-tools", where),
         side_effect_tools=_strings(table, "side-effect-tools", where),
+        exclude=_patterns(table, "exclude", where) if "exclude" in table else None,
+        extend_exclude=_patterns(table, "extend-exclude", where),
+        force_exclude=_bool(table, "force-exclude", where),
     )
+
+
+def _patterns(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    patterns = _strings(table, key, where)
+    if any(not p.strip() for p in patterns):
+        raise UsageError(f"{where}: {key} holds an empty pattern")
+    return patterns
 
 
 def _strings(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:

@@ -3,7 +3,10 @@
 A path given on the command line is taken as it is. A directory is walked for
 ``*.jsonl``: inside a git work tree git itself says which files are not
 ignored (``git ls-files``); elsewhere ``.git`` is skipped and each folder's
-``.gitignore`` is read for its simple patterns.
+``.gitignore`` is read for its simple patterns. What ``exclude`` and
+``extend-exclude`` match is left out of a walk (and, with ``--force-exclude``,
+out of the files named too): by default our own sidecars and backups, and the
+files the agent runtimes keep in their homes that are no session.
 
 Transcripts are runtime state. The portable project contract (``AGENTS.md``,
 the ``.apc/`` folder, agent definitions) is not, and it is never edited.
@@ -13,9 +16,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 SUFFIX = ".jsonl"
 CONTRACT_FOLDER = ".apc"
@@ -28,21 +32,52 @@ _AGENT_FOLDER_PATHS = tuple(f"/{'/'.join(folders)}/" for folders in _AGENT_FOLDE
 
 def expand(paths: Iterable[str]) -> list[str]:
     """The inputs: files as given, directories replaced by the transcripts inside them."""
-    out: list[str] = []
+    return [found.path for found in discover(paths)]
+
+
+class Found:
+    """One input, and whether it was found by walking a folder (or named as it is)."""
+
+    __slots__ = ("path", "walked")
+
+    def __init__(self, path: str, walked: bool) -> None:
+        self.path = path
+        self.walked = walked
+
+    def __repr__(self) -> str:
+        return f"Found({self.path!r}, walked={self.walked})"
+
+
+def discover(paths: Iterable[str], excluder: "Excluder | None" = None, force_exclude: bool = False) -> list[Found]:
+    """``expand`` that also says where each input came from, leaving out what ``excluder`` excludes.
+
+    A file found in a folder is left out when it matches; a file named as it
+    is, only with ``force_exclude`` (pre-commit passes every staged file by name).
+    """
+    out: list[Found] = []
     seen: set[str] = set()
     for path in paths:
-        found = walk(path) if path != "-" and os.path.isdir(path) else [path]
+        if path != "-" and os.path.isdir(path):
+            if excluder is not None and force_exclude and excluder.excluded(path, folder_=True):
+                continue
+            found = [Found(item, True) for item in walk(path, excluder)]
+        elif excluder is not None and force_exclude and path != "-" and excluder.excluded(path):
+            found = []
+        else:
+            found = [Found(path, False)]
         for item in found:
-            if item not in seen:
-                seen.add(item)
+            if item.path not in seen:
+                seen.add(item.path)
                 out.append(item)
     return out
 
 
-def walk(folder: str) -> list[str]:
+def walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
     listed = _git_files(folder)
     if listed is None:
-        listed = _plain_walk(folder)
+        listed = _plain_walk(folder, excluder)
+    if excluder is not None:
+        listed = [p for p in listed if not excluder.excluded(p, base=folder)]
     return sorted(listed)
 
 
@@ -64,13 +99,17 @@ def _git_files(folder: str) -> list[str] | None:
     return [p for p in (os.path.normpath(os.path.join(folder, n)) for n in names) if os.path.isfile(p)]
 
 
-def _plain_walk(folder: str) -> list[str]:
+def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
     out = []
     patterns: dict[str, list[str]] = {}
     for root, dirs, files in os.walk(folder):
         patterns[root] = patterns.get(os.path.dirname(root), []) + _read_gitignore(root)
         active = patterns[root]
-        dirs[:] = [d for d in dirs if d != ".git" and not _ignored(d, active, folder_=True)]
+        dirs[:] = [
+            d
+            for d in dirs
+            if d != ".git" and not _ignored(d, active, folder_=True) and not (excluder is not None and excluder.excluded_name(d, folder_=True))
+        ]
         out.extend(os.path.normpath(os.path.join(root, f)) for f in files if f.endswith(SUFFIX) and not _ignored(f, active))
     return out
 
@@ -93,6 +132,136 @@ def _ignored(name: str, patterns: list[str], folder_: bool = False) -> bool:
         elif fnmatch.fnmatchcase(name, pattern.lstrip("/")):
             return True
     return False
+
+
+# --- exclude patterns ------------------------------------------------------
+
+# Our own files beside a transcript: --salvage's sidecars and --backup's copies.
+OWN_EXCLUDE = ("*.rejected.jsonl", "*.bak", "*.bak.[0-9]*")
+
+
+def default_exclude(environ=os.environ) -> tuple[str, ...]:
+    """What folder runs leave out unless ``exclude`` says otherwise: our own files, and
+    the JSONL the agent runtimes write in their homes that is no session."""
+    from .homes import bookkeeping_patterns
+
+    return OWN_EXCLUDE + bookkeeping_patterns(environ)
+
+
+class Excluder:
+    """Glob patterns matched as ruff's ``exclude`` and .gitignore match them.
+
+    A pattern without a slash matches a file or folder name anywhere (below the
+    folder a run walks). A pattern with one matches the path relative to
+    ``root`` (the configuration's folder), or the absolute path when the file
+    lies outside it: ``**/`` stands for any folders, ``*`` and ``?`` never
+    match a slash, a trailing ``/`` matches only folders, and a pattern that
+    matches a folder excludes everything in it.
+    """
+
+    def __init__(self, patterns: "Iterable[str] | Callable[[], Iterable[str]]", root: str | os.PathLike[str]) -> None:
+        """``patterns`` may be a function that gives them: asked only once a file is matched
+        (a run of named files without --force-exclude never is)."""
+        self.root = os.path.abspath(root)
+        self._patterns = patterns
+        self._names: list[tuple[str, bool]] | None = None
+
+    @property
+    def names(self) -> list[tuple[str, bool]]:  # (pattern, folders only)
+        if self._names is None:
+            self._compile()
+        return self._names
+
+    @property
+    def paths(self) -> list[tuple[re.Pattern[str], bool]]:
+        if self._names is None:
+            self._compile()
+        return self._paths
+
+    def _compile(self) -> None:
+        patterns = self._patterns() if callable(self._patterns) else self._patterns
+        self._names, self._paths = [], []
+        for raw in patterns:
+            pattern = raw.strip()
+            if os.sep != "/":
+                pattern = pattern.replace(os.sep, "/")
+            if not pattern:
+                continue
+            folders_only = pattern.endswith("/")
+            pattern = pattern.rstrip("/")
+            if "/" not in pattern:
+                self._names.append((pattern, folders_only))
+            else:
+                self._paths.append((re.compile(_glob_regex(pattern.lstrip("/"))), folders_only))
+
+    def excluded_name(self, name: str, folder_: bool = False) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p, only in self.names if folder_ or not only)
+
+    def excluded(self, path: str, base: str | None = None, folder_: bool = False) -> bool:
+        """Whether ``path`` (a folder, with ``folder_``) is left out; folder names count from ``base`` (default: the root) down."""
+        absolute = os.path.abspath(path)
+        below = _below(absolute, os.path.abspath(base) if base is not None else self.root)
+        if below is not None:
+            parts = below.split("/")
+            if self.excluded_name(parts[-1], folder_) or any(self.excluded_name(p, folder_=True) for p in parts[:-1]):
+                return True
+        elif self.excluded_name(os.path.basename(absolute), folder_):
+            return True
+        if not self.paths:
+            return False
+        # Relative to the root when inside it, and always the absolute path (a
+        # home's own files are excluded however the run reached them).
+        subjects = [absolute.replace(os.sep, "/").lstrip("/")]
+        relative = _below(absolute, self.root)
+        if relative is not None:
+            subjects.append(relative)
+        for subject in subjects:
+            parts = subject.split("/")
+            prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+            for regex, folders_only in self.paths:
+                candidates = prefixes[:-1] if folders_only and not folder_ else prefixes
+                if any(regex.fullmatch(c) for c in candidates):
+                    return True
+        return False
+
+
+def _below(path: str, folder: str) -> str | None:
+    """``path`` relative to ``folder`` with forward slashes, or None when it is not inside it."""
+    try:
+        relative = os.path.relpath(path, folder)
+    except ValueError:  # another drive
+        return None
+    if relative == "." or relative.startswith(".."):
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def _glob_regex(pattern: str) -> str:
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
 
 
 def contract_reason(path: str) -> str | None:

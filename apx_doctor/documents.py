@@ -39,19 +39,15 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 
-from . import errors, jsonl
+from . import jsonl
 from .doctor import HistoryDoctor, RepairOptions, Verdict
-from .errors import DoctorError, InputError, SelfCheckError
+from .errors import DoctorError, InputError, NotATranscriptError, SelfCheckError
 from .formats import UnknownFormatError, adapter_class, adapters
 from .formats.base import DEFAULT_MARKER, DROP, Detection, FormatAdapter
 from .model import Edit, Finding
 
 # The most a file read whole may hold.
 MAX_BYTES = 256 << 20
-
-# A file that fits no format (skipped when found in a folder), where errors.py has it.
-_NotATranscript = getattr(errors, "NotATranscriptError", InputError)
-
 
 class LayoutError(DoctorError):
     """A repair would have to reformat the document; nothing was written."""
@@ -175,7 +171,7 @@ def _document(lines: list[bytes], adapter: type[FormatAdapter] | None):
             return chosen[0], value, body
         if adapter is None:
             names = ", ".join(f"{f.name} ({f.description.split(':')[0]})" for f in document_formats())
-            raise _NotATranscript(
+            raise NotATranscriptError(
                 f"line 1: this is one JSON document, but not one any format reads ({names}); nothing was checked"
             )
         return None

@@ -21,3 +21,11 @@ class SelfCheckError(DoctorError):
 
 class WriteError(DoctorError):
     """The repaired transcript could not be written; the original is untouched."""
+
+
+class NotATranscriptError(InputError):
+    """The file fits no transcript format (a runtime's bookkeeping, a JSON document).
+
+    Named on the command line it stops the run like any InputError; found by
+    walking a folder, it is skipped and listed as such.
+    """

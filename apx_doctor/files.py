@@ -225,6 +225,7 @@ class _AtomicTemp:
         except OSError as exc:
             raise WriteError(f"{target}: cannot create a temporary file beside it: {exc.strerror or exc}") from None
         self.handle: BinaryIO = _open_temp(fd, target)
+        self.replaced = False
         # The buffer's own method: a repair writes every kept line through it.
         self.write = self.handle.write
 
@@ -232,7 +233,12 @@ class _AtomicTemp:
         """``_TempFile.copy_in``, before anything else is written (the buffer is empty)."""
         return self.handle.raw.copy_in(source, count)
 
-    def commit(self, mode: int | None, expect: os.stat_result | None = None) -> None:
+    def commit(self, mode: int | None, expect: os.stat_result | None = None, before_replace=None) -> None:
+        """Replace the target; ``before_replace(old_fd)`` runs last, right before the rename.
+
+        ``replaced`` tells afterwards whether the rename itself went through.
+        """
+        self.replaced = False
         try:
             self.handle.flush()
             os.fsync(self.handle.fileno())
@@ -244,9 +250,13 @@ class _AtomicTemp:
                 # Held open across the replace: bytes a writer appends in the
                 # instant between the check and the replace are still in it.
                 old = os.open(self.target, os.O_RDONLY)
-                _ensure_unchanged(self.target, expect)
             try:
+                if expect is not None:
+                    _ensure_unchanged(self.target, expect)
+                if before_replace is not None:
+                    before_replace(old)
                 os.replace(self.name, self.target)
+                self.replaced = True
                 _fsync_folder(self.target)
                 if old is not None:
                     _carry_over_late_bytes(old, self.target, expect.st_size)
@@ -309,10 +319,15 @@ class InPlaceSink:
     at the first change the unchanged prefix is copied from the file itself.
     """
 
-    def __init__(self, path: str, sidecar: "Sidecar | None" = None) -> None:
+    def __init__(self, path: str, sidecar: "Sidecar | None" = None, *, force: bool = False, backup: bool = False) -> None:
         self.path = path
         self.target = os.path.realpath(path)
         self.sidecar = sidecar
+        # force: rewrite even while another process holds the file open for writing.
+        self.force = force
+        # backup: keep the original bytes as <file>.bak (.bak.1, ...); where they went.
+        self.keep_backup = backup
+        self.backup: str | None = None
         try:
             # The path itself: /dev/fd/N of a pipe has no real path to stat.
             self.before = os.stat(path)
@@ -346,6 +361,8 @@ class InPlaceSink:
         if self.temp is None:
             # Checked only once a change is needed: a sound file is never refused.
             _ensure_rewritable(self.path, self.target, self.before)
+            if not self.force:
+                ensure_no_writer(self.path, self.target)
             self.temp = _AtomicTemp(self.target)
             self._copy_prefix()
 
@@ -366,8 +383,26 @@ class InPlaceSink:
     def commit(self) -> bool:
         if self.temp is None:
             return False
-        _commit_with(self.sidecar, lambda: self.temp.commit(self.before.st_mode & 0o7777, expect=self.before))
+        try:
+            _commit_with(
+                self.sidecar,
+                lambda: self.temp.commit(self.before.st_mode & 0o7777, expect=self.before, before_replace=self._before_replace),
+            )
+        except BaseException:
+            if self.backup is not None and not self.temp.replaced:
+                # The original stays where it was: a backup of it is no news.
+                with contextlib.suppress(OSError):
+                    os.unlink(self.backup)
+                self.backup = None
+            raise
         return True
+
+    def _before_replace(self, old: int) -> None:
+        """Right before the rename: nobody writing to the file, then the backup."""
+        if not self.force:
+            ensure_no_writer(self.path, self.target)
+        if self.keep_backup:
+            self.backup = make_backup(self.target, old)
 
     def abort(self) -> None:
         if self.temp is not None:
@@ -416,6 +451,224 @@ def _commit_with(sidecar: "Sidecar | None", commit) -> None:
             raise
     finally:
         sidecar.close()
+
+
+# --- live sessions ----------------------------------------------------------
+
+
+def ensure_no_writer(path: str, target: str) -> None:
+    """Refuse, writing nothing, a file that another process holds open for writing.
+
+    The rename gives the file a new inode: a runtime that keeps the old one open
+    (Codex holds its rollout for the whole session) would go on appending to a
+    file nobody reads, and lose everything it writes next.
+    """
+    found = open_writers(target)
+    if not found:
+        return
+    from .safe import printable
+
+    shown = ", ".join(f"{pid} ({printable(command, 120)})" for pid, command in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    noun = "process" if len(found) == 1 else "processes"
+    raise WriteError(
+        f"{path}: is open for writing by {noun} {shown}{more}; a runtime that still writes to it would lose "
+        "what it writes next. Nothing was written: end the session first, or pass --force"
+    )
+
+
+def open_writers(path: str) -> list[tuple[int, str]]:
+    """The processes (pid, command line) that hold ``path`` open for writing, as far as the platform tells.
+
+    Linux: every /proc/<pid>/fd link to the same device and inode whose
+    /proc/<pid>/fdinfo flags say O_WRONLY or O_RDWR (processes this user may
+    inspect: its own, or all of them for root). Elsewhere ``lsof`` when it is
+    installed (macOS ships it); without it, nothing is found.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    if sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd"):
+        return _proc_writers(info.st_dev, info.st_ino, os.path.basename(path))
+    if sys.platform != "win32":
+        return _lsof_writers(path)
+    return []
+
+
+def _proc_writers(dev: int, ino: int, name: str) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:  # gone, or another user's
+            continue
+        for fd in fds:
+            link = f"{folder}/{fd}"
+            try:
+                shown = os.readlink(link)
+            except OSError:
+                continue
+            # Only files can be ours; the name (perhaps with " (deleted)", or
+            # seen from another mount namespace) narrows which ones to stat.
+            if not shown.startswith("/") or name not in shown.rsplit("/", 1)[-1]:
+                continue
+            try:
+                found_info = os.stat(link)
+            except OSError:
+                continue
+            if (found_info.st_dev, found_info.st_ino) != (dev, ino):
+                continue
+            flags = _fd_flags(pid, fd)
+            if flags is None or flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
+                found.append((int(pid), _command(pid)))
+                break
+    return found
+
+
+def _fd_flags(pid: str, fd: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"flags:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _command(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            raw = handle.read(4096)
+        if not raw.strip(b"\0"):
+            with open(f"/proc/{pid}/comm", "rb") as handle:
+                raw = handle.read(256).strip()
+    except OSError:
+        return "?"
+    return " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+
+
+def _lsof_writers(path: str) -> list[tuple[int, str]]:
+    import shutil
+    import subprocess
+
+    lsof = shutil.which("lsof") or next((p for p in ("/usr/sbin/lsof", "/usr/bin/lsof") if os.path.exists(p)), None)
+    if lsof is None:
+        return []
+    try:
+        done = subprocess.run([lsof, "-w", "-n", "-P", "-F", "pcfa", "--", path], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found: dict[int, str] = {}
+    pid, command = None, "?"
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        tag, value = line[:1], line[1:]
+        if tag == "p":
+            pid, command = int(value) if value.isdigit() else None, "?"
+        elif tag == "c":
+            command = value
+        elif tag == "a" and pid is not None and value in ("w", "u"):
+            found.setdefault(pid, command)
+    return list(found.items())
+
+
+# --- backups ---------------------------------------------------------------
+
+BACKUP_SUFFIX = ".bak"
+
+
+def make_backup(target: str, old: int) -> str:
+    """Keep the original of ``target`` beside it: ``<file>.bak``, else ``.bak.1``, ``.bak.2``, ...
+
+    A hard link to the original inode, made before the rename, is exact and
+    costs nothing; where links fail (a file system without them), a copy of
+    the held original (``old``). An existing backup is never replaced.
+    """
+    for n in range(100_000):
+        candidate = target + BACKUP_SUFFIX + ("" if n == 0 else f".{n}")
+        try:
+            os.link(target, candidate)
+            return candidate
+        except FileExistsError:
+            continue
+        except OSError:
+            pass
+        try:
+            return _copy_backup(old, candidate, os.fstat(old).st_mode & 0o7777)
+        except FileExistsError:
+            continue
+    raise WriteError(f"{target}: no free name for a backup beside it; nothing was written")
+
+
+def _copy_backup(old: int, candidate: str, mode: int) -> str:
+    try:
+        fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise WriteError(f"{candidate}: cannot keep a backup: {exc.strerror or exc}; nothing was written") from None
+    try:
+        os.lseek(old, 0, os.SEEK_SET)
+        while chunk := os.read(old, READ_BUFFER):
+            _write_all(fd, chunk)
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(candidate)
+        raise WriteError(f"{candidate}: cannot keep a backup: {exc.strerror or exc}; nothing was written") from None
+    os.close(fd)
+    return candidate
+
+
+# --- reading a file's head ---------------------------------------------------
+
+
+def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator:
+    """The JSON values of the first lines of ``path`` (at most ``max_lines``, ``max_bytes``); unparseable ones skipped.
+
+    A ``*.json`` file is one document: its value, when it is at most ``max_bytes`` long.
+    """
+    import orjson
+
+    try:
+        handle = open(path, "rb")
+    except OSError:
+        return
+    with handle:
+        if path.endswith(".json"):
+            data = handle.read(max_bytes + 1)
+            if len(data) <= max_bytes:
+                try:
+                    yield orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    pass
+            return
+        read = 0
+        for number, raw in enumerate(handle):
+            read += len(raw)
+            if number >= max_lines or read > max_bytes:
+                return
+            try:
+                yield orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+
+
+def first_line(path: str, limit: int) -> str | None:
+    """The first line of a small text file (at most ``limit`` bytes read), stripped; None if unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit)
+    except OSError:
+        return None
+    return data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
 REJECTED_SUFFIX = ".rejected.jsonl"

@@ -114,6 +114,10 @@ class FileReport:
     # Why a repair was planned but not written (the file is part of the project
     # contract): the edits are what a repair would do.
     refused: str | None = None
+    # Why the file was not checked: found in a folder, it fits no transcript format.
+    skipped: str | None = None
+    # fix --in-place --backup: where the original bytes were kept.
+    backup: str | None = None
 
     @property
     def errors(self) -> int:
@@ -152,4 +156,8 @@ class FileReport:
             out["error"] = self.error
         if self.refused is not None:
             out["refused"] = self.refused
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        if self.backup is not None:
+            out["backup"] = self.backup
         return out

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 from . import files, stream
 from .doctor import RepairOptions
-from .errors import DoctorError, UsageError
+from .errors import DoctorError, NotATranscriptError, UsageError
 from .formats.base import DEFAULT_MARKER
 from .model import FileReport
 
@@ -37,6 +37,13 @@ class RunOptions:
     # Draw a byte progress bar on stderr for a file that takes a while (the CLI
     # sets it only when stderr is a terminal).
     progress: bool = False
+    # A file that fits no format is reported as skipped, not as an error (the
+    # CLI sets it for files it found by walking a folder or an agent home).
+    skip_unrecognised: bool = False
+    # fix --in-place --force: rewrite even a file another process holds open for writing.
+    force: bool = False
+    # fix --in-place --backup: keep the original bytes beside the file (<file>.bak, .bak.1, ...).
+    backup: bool = False
 
     def stream_config(self) -> stream.StreamConfig:
         return stream.StreamConfig(self.input_format, self.marker, self.repair, self.salvage)
@@ -58,9 +65,17 @@ def run_path(path: str, options: RunOptions) -> FileReport:
                 sink.abort()
             else:
                 report.written = sink.commit()
+                report.backup = getattr(sink, "backup", None)
         sink = None
+    except NotATranscriptError as exc:
+        if options.skip_unrecognised:
+            report.skipped = str(exc)
+        else:
+            report.error = _naming(path, str(exc))
     except DoctorError as exc:
         report.error = _naming(path, str(exc))
+        # A replace that went through before the error (bytes carried over) keeps its backup.
+        report.backup = getattr(sink, "backup", None)
     finally:
         if sink is not None:
             sink.abort()
@@ -82,7 +97,7 @@ def _sink(path: str, options: RunOptions):
             raise UsageError("--salvage needs a file: the rejected lines are kept beside it")
         sidecar = files.Sidecar(path)
     if options.mode is Mode.IN_PLACE:
-        return files.InPlaceSink(path, sidecar)
+        return files.InPlaceSink(path, sidecar, force=options.force, backup=options.backup)
     if options.mode is Mode.OUTPUT:
         if options.output == files.STDIN:
             return files.StdoutSink(sidecar)

@@ -17,7 +17,7 @@ import orjson
 from . import documents, jsonl
 from .doctor import HistoryDoctor, RepairOptions, Verdict
 from .engine import PASS_OVER
-from .errors import InputError, SelfCheckError
+from .errors import InputError, NotATranscriptError, SelfCheckError
 from .formats import (
     AmbiguousFormatError,
     UnknownFormatError,
@@ -286,7 +286,7 @@ def choose_adapter(name: str, head: list[bytes], parsed: list[Any]) -> type[Form
     if adapter is not None:
         return adapter
     if name == "auto" and _opens_a_document(head):
-        raise InputError(
+        raise NotATranscriptError(
             "line 1: this is one pretty-printed JSON document, not JSON Lines, and no format "
             "reads such a file yet; nothing was checked"
         )
@@ -310,7 +310,7 @@ def _choose(name: str, samples: list[Any]) -> type[FormatAdapter] | None:
     try:
         return detect_format([s for s in samples if not isinstance(s, jsonl.Unparsed)])
     except (AmbiguousFormatError, UnknownFormatError) as exc:
-        raise InputError(f"cannot tell the transcript format: {exc}; pass --input-format ({choices})") from None
+        raise NotATranscriptError(f"cannot tell the transcript format: {exc}; pass --input-format ({choices})") from None
 
 
 class _Pass:

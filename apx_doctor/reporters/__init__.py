@@ -73,6 +73,8 @@ def summary(reports: Sequence[FileReport]) -> dict[str, int]:
         "inserted": sum(r.inserted for r in reports if r.refused is None),
         "removed": sum(r.removed for r in reports if r.refused is None),
         "failed": sum(1 for r in reports if r.error is not None),
+        # Found in a folder, but no transcript (listed in files with the reason).
+        "skipped": sum(1 for r in reports if r.skipped is not None),
     }
 
 
@@ -84,7 +86,7 @@ def summary_text(reports: Sequence[FileReport], ctx: RenderContext) -> str:
     """The one-line summary every format prints to stderr (json keeps it in the document)."""
     s = summary(reports)
     parts = [
-        f"{_plural(s['files'], 'file')} checked",
+        f"{_plural(s['files'] - s['skipped'], 'file')} checked",
         _plural(s["errors"], "error"),
         _plural(s["warnings"], "warning"),
     ]
@@ -98,7 +100,23 @@ def summary_text(reports: Sequence[FileReport], ctx: RenderContext) -> str:
             parts.append(f"{_plural(sum(1 for r in reports if r.written), 'file')} written")
     if s["failed"]:
         parts.append(f"{s['failed']} could not be processed")
+    if s["skipped"]:
+        parts.append(f"{s['skipped']} skipped (not a transcript)")
     return ", ".join(parts)
+
+
+def report_skipped(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    """One info line on stderr for each file of a folder that is no transcript (not with -q)."""
+    if ctx.quiet or not any(r.skipped is not None for r in reports):
+        return
+    from ..safe import printable
+
+    for report in reports:
+        if report.skipped is not None:
+            # The reason without its --input-format hint: a folder's stray file needs no format.
+            reason = report.skipped.split("; pass --input-format", 1)[0]
+            ctx.err.write(f"apx-doctor: skipped {printable(report.path)}: not a transcript ({printable(reason, 300)})\n")
+    ctx.err.flush()
 
 
 def report_fixed(reports: Sequence[FileReport], ctx: RenderContext) -> None:
@@ -114,4 +132,6 @@ def report_fixed(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     for report in reports:
         if report.written:
             ctx.err.write(f"Fixing {printable(report.path)}\n")
+        if report.backup is not None:
+            ctx.err.write(f"Kept the original of {printable(report.path)} as {printable(report.backup)}\n")
     ctx.err.flush()

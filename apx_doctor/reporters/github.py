@@ -14,7 +14,7 @@ from typing import Sequence
 from ..model import FileReport, Finding
 from ..rules import Severity
 from ..safe import printable
-from . import RenderContext, report_fixed, summary_text
+from . import RenderContext, report_fixed, report_skipped, summary_text
 
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -60,6 +60,7 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
             ctx.out.write(annotation(report, finding) + "\n")
     ctx.out.flush()
     report_fixed(reports, ctx)
+    report_skipped(reports, ctx)
     if not ctx.quiet:
         ctx.err.write(summary_text(reports, ctx) + "\n")
         ctx.err.flush()

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, report_fixed, summary_text
+from . import RenderContext, report_fixed, report_skipped, summary_text
 
 
 def records(reports: Sequence[FileReport]):
@@ -19,6 +19,7 @@ def records(reports: Sequence[FileReport]):
         if report.error is not None:
             yield {"path": report.path, "format": report.format, "error": report.error}
             continue
+        # A skipped file (no transcript) has no findings: its info line goes to stderr.
         for finding in report.findings:
             yield {"path": report.path, "format": report.format, **finding.to_dict()}
 
@@ -28,6 +29,7 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
         ctx.out.write(json_safe(json_dumps(record)).decode() + "\n")
     ctx.out.flush()
     report_fixed(reports, ctx)
+    report_skipped(reports, ctx)
     if not ctx.quiet:
         ctx.err.write(summary_text(reports, ctx) + "\n")
         ctx.err.flush()

@@ -87,6 +87,12 @@ def document(reports: Sequence[FileReport]) -> dict[str, Any]:
         for r in reports
         if r.error is not None
     ]
+    failed = bool(notifications)
+    notifications += [
+        {"level": "note", "message": {"text": f"skipped: not a transcript ({printable(r.skipped)})"}, "locations": [_file_location(r)]}
+        for r in reports
+        if r.skipped is not None
+    ]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -96,7 +102,7 @@ def document(reports: Sequence[FileReport]) -> dict[str, Any]:
             }
         },
         "invocations": [
-            {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
+            {"executionSuccessful": not failed, "toolExecutionNotifications": notifications}
         ],
         "results": results,
     }

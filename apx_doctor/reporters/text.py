@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..model import FileReport, Finding
 from ..rules import Severity
-from . import RenderContext, summary, summary_text
+from . import RenderContext, report_skipped, summary, summary_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -59,6 +59,7 @@ def _sized(stream) -> bool:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
+    report_skipped(reports, ctx)
     if not any(_draws(report, ctx) for report in reports):
         # Nothing but the summary: no tables, so no Rich unless only it can tell the bytes.
         if not ctx.quiet:
@@ -104,6 +105,8 @@ def _render_rich(reports: Sequence[FileReport], ctx: RenderContext) -> None:
             _more(out, len(report.edits), limit, "repair")
         if ctx.mode == "in-place" and report.written:
             out.print(Text(f"Fixing {printable(report.path)}"))
+        if report.backup is not None:
+            out.print(Text(f"Kept the original of {printable(report.path)} as {printable(report.backup)}"))
     if not ctx.quiet:
         err.print(_summary_line(reports, ctx))
 
