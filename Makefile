@@ -35,8 +35,8 @@ test: install
 
 # The real runtimes (tests/runtimes/package.json, pinned by its lock file),
 # interrupted and resumed against stand-in APIs inside a loopback-only network
-# namespace (tests/e2e). npm ci installs exactly the lock file; both packages
-# ship their native binary inside the package.
+# namespace (tests/e2e). npm ci installs exactly the lock file; every package
+# ships what it runs (a native binary or a JavaScript bundle) inside the package.
 RUNTIMES := tests/runtimes
 RUNTIMES_STAMP := $(RUNTIMES)/node_modules/.installed-$(shell cat $(RUNTIMES)/package-lock.json | cksum | cut -d' ' -f1)
 

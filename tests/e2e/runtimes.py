@@ -3,7 +3,9 @@
 Each ``Runtime`` lives in a throw-away home under a temporary folder (its own
 ``HOME`` and config folder), so no test reads or writes the real user's files.
 The binaries come from ``tests/runtimes/node_modules`` (``make e2e`` installs
-them from the lock file); both packages ship their native binary inside.
+them from the lock file); every package ships what it runs inside the package
+or in an npm dependency of its own (Claude Code and Codex their native
+binary; Gemini CLI, Qwen Code and pi their JavaScript bundle).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .fence import Fence
-from .standin import TRIGGER, anthropic_merged
+from .standin import TRIGGER, anthropic_merged, gemini_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIMES = ROOT / "tests" / "runtimes"
@@ -127,13 +129,46 @@ def responses_sent(body: dict, call_id: str) -> Sent:
     return Sent("dropped")
 
 
+def chat_sent(body: dict, call_id: str) -> Sent:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for index, message in enumerate(messages):
+        ids = [c.get("id") for c in message.get("tool_calls") or [] if message.get("role") == "assistant" and isinstance(c, dict)]
+        if call_id not in ids:
+            continue
+        # The tool messages right after it, in any order among themselves.
+        for after in messages[index + 1 :]:
+            if after.get("role") != "tool":
+                break
+            if after.get("tool_call_id") == call_id:
+                return Sent("answered", _text(after.get("content")))
+        return Sent("unanswered")
+    return Sent("dropped")
+
+
+def gemini_sent(body: dict, call_id: str) -> Sent:
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    for index, content in enumerate(contents):
+        ids = [(p.get("functionCall") or {}).get("id") for p in gemini_parts(content)]
+        if call_id not in ids:
+            continue
+        after = contents[index + 1] if index + 1 < len(contents) else {}
+        for part in gemini_parts(after):
+            response = part.get("functionResponse") or {}
+            if response.get("id") == call_id:
+                answer = response.get("response") or {}
+                return Sent("answered", _text(answer.get("output", answer.get("error"))))
+        return Sent("unanswered")
+    return Sent("dropped")
+
+
 class Runtime:
     """One runtime in a fresh home: start a prompt, kill it mid-tool, resume a session."""
 
     name: str
     package: str  # its npm package, pinned in tests/runtimes/package.json
     binary: str
-    api: str
+    api: str  # the stand-in it talks to (tests/e2e/standin.py)
+    format: str | None  # the apx-doctor format of its session file, if it writes one that has one
 
     @staticmethod
     def sent(body: dict, call_id: str) -> Sent:
@@ -153,17 +188,18 @@ class Runtime:
         manifest = RUNTIMES / "node_modules" / cls.package / "package.json"
         return json.loads(manifest.read_text(encoding="utf-8"))["version"]
 
-    def __init__(self, fence: Fence, root: Path) -> None:
+    def __init__(self, fence: Fence, root: Path, home: Path | None = None) -> None:
+        """A runtime working under ``root``; ``home``: a HOME shared with other runtimes."""
         path = BIN / self.binary
         if not path.exists():
             raise RuntimeMissing(f"{path} is missing: run `make e2e` (it installs the pinned runtimes with npm ci)")
         self.executable = path
         self.fence = fence
         self.root = root
-        self.home = root / "home"
+        self.home = home or root / "home"
         self.work = root / "work"
-        self.home.mkdir(parents=True)
-        self.work.mkdir()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True)
         self.standin = Standin(fence, self.api, root / "requests.jsonl")
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -193,6 +229,10 @@ class Runtime:
     def session_id(self) -> str:
         raise NotImplementedError
 
+    def prompt_input(self, prompt: str) -> str | None:
+        """What the runtime reads on standard input for ``prompt`` (most take it as an argument)."""
+        return None
+
     # -- the scenario's steps ----------------------------------------------------
 
     def interrupt(self, resume: bool = False) -> Path:
@@ -207,7 +247,7 @@ class Runtime:
         pid_file.unlink(missing_ok=True)
         prompt = f"{TRIGGER} echo $$ > {pid_file} && exec sleep 600"
         command = self.resume_command(self.session_id(), prompt) if resume else self.start_command(prompt)
-        process = self._spawn("start", command)
+        process = self._spawn("start", command, self.prompt_input(prompt))
         deadline = time.monotonic() + START_TIMEOUT
         try:
             while not _read_pid(pid_file):
@@ -226,7 +266,8 @@ class Runtime:
 
     def complete_a_turn(self, command: str) -> int:
         """A new session whose one turn runs ``command`` to its end; the exit code."""
-        process = self._spawn("complete", self.start_command(f"{TRIGGER} {command}"))
+        prompt = f"{TRIGGER} {command}"
+        process = self._spawn("complete", self.start_command(prompt), self.prompt_input(prompt))
         try:
             return process.wait(timeout=RESUME_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -235,7 +276,7 @@ class Runtime:
 
     def resume(self, label: str, prompt: str = "Go on.") -> int:
         """Resume the session with one more prompt; its exit code (output: ``output(label)``)."""
-        process = self._spawn(label, self.resume_command(self.session_id(), prompt))
+        process = self._spawn(label, self.resume_command(self.session_id(), prompt), self.prompt_input(prompt))
         try:
             return process.wait(timeout=RESUME_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -251,13 +292,16 @@ class Runtime:
     def close(self) -> None:
         self.standin.close()
 
-    def _spawn(self, label: str, command: list[str]) -> subprocess.Popen:
-        with open(self.root / f"{label}.out", "wb") as out, open(self.root / f"{label}.err", "wb") as err:
+    def _spawn(self, label: str, command: list[str], stdin: str | None = None) -> subprocess.Popen:
+        """Start ``command`` in the fence; ``stdin``, if given, is what it reads (else nothing)."""
+        source = self.root / f"{label}.in"
+        source.write_text(stdin or "", encoding="utf-8")
+        with open(source, "rb") as given, open(self.root / f"{label}.out", "wb") as out, open(self.root / f"{label}.err", "wb") as err:
             return subprocess.Popen(
                 self.fence.wrap(command),
                 cwd=self.work,
                 env=self.env,
-                stdin=subprocess.DEVNULL,
+                stdin=given if stdin is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,  # its own process group: killed whole
@@ -269,6 +313,7 @@ class ClaudeCode(Runtime):
     package = "@anthropic-ai/claude-code"
     binary = "claude"
     api = "anthropic"
+    format = "claude-code"
     sent = staticmethod(anthropic_sent)
 
     def configure(self) -> None:
@@ -314,6 +359,7 @@ class Codex(Runtime):
     package = "@openai/codex"
     binary = "codex"
     api = "responses"
+    format = "codex"
     sent = staticmethod(responses_sent)
 
     def configure(self) -> None:
@@ -371,7 +417,180 @@ env_key = "STANDIN_API_KEY"
         return meta["payload"]["id"]
 
 
-RUNTIME_CLASSES = {"claude-code": ClaudeCode, "codex": Codex}
+class GeminiCli(Runtime):
+    """Gemini CLI, headless (``-p``), on the Gemini API.
+
+    It writes a call to its session only once the tool has finished
+    (``recordCompletedToolCalls``), so a turn killed while the tool runs leaves
+    no trace of the call in the file: there is nothing to repair.
+    """
+
+    name = "Gemini CLI"
+    package = "@google/gemini-cli"
+    binary = "gemini"
+    api = "gemini"
+    format = "gemini-cli"
+    sent = staticmethod(gemini_sent)
+    model = "gemini-2.5-flash"  # named, so that no routing request picks one
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".gemini"
+        self.config.mkdir()
+        settings = {
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        }
+        (self.config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        self.env.update(
+            GEMINI_API_KEY="standin-key",
+            GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{self.standin.port}",
+            GEMINI_CLI_TRUST_WORKSPACE="true",
+            GEMINI_TELEMETRY_ENABLED="false",
+            # It starts itself again with a larger heap: on two cores, one start is enough.
+            GEMINI_CLI_NO_RELAUNCH="true",
+        )
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "--approval-mode=yolo", "-m", self.model, "-p", prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "--approval-mode=yolo", "-m", self.model, "--resume", session, "-p", prompt]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        content = line.get("content")
+        return line.get("type") == "user" and isinstance(content, list) and any(
+            isinstance(p, dict) and "functionResponse" in p for p in content
+        )
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "tmp").glob("*/chats/session-*.jsonl"))
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        with self.session_file().open(encoding="utf-8") as session:
+            return json.loads(session.readline())["sessionId"]
+
+
+class QwenCode(Runtime):
+    """Qwen Code, one-shot (a positional prompt), on OpenAI Chat Completions."""
+
+    name = "Qwen Code"
+    package = "@qwen-code/qwen-code"
+    binary = "qwen"
+    api = "chat"
+    format = "qwen-code"
+    sent = staticmethod(chat_sent)
+    model = "qwen3-coder-plus"
+    # Fields of its own result lines an inserted one may leave out: none.
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".qwen"
+        self.config.mkdir()
+        settings = {
+            "general": {"enableAutoUpdate": False, "disableAutoUpdate": True},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "model": {"name": self.model},
+            # Its memory sub-agent runs after every turn: model requests of its own.
+            "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+        }
+        (self.config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        self.env.update(
+            OPENAI_API_KEY="sk-standin",
+            OPENAI_BASE_URL=f"http://127.0.0.1:{self.standin.port}/v1",
+            OPENAI_MODEL=self.model,
+            QWEN_TELEMETRY_ENABLED="false",
+            QWEN_USAGE_STATISTICS_ENABLED="false",
+            QWEN_CODE_DISABLE_PRECONNECT="1",
+            QWEN_CODE_NO_RELAUNCH="true",  # as Gemini CLI, which it comes from
+        )
+
+    # The prompt stands last, as a positional: ``--`` before it would end the
+    # options but also make qwen read no prompt at all.
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "--approval-mode=yolo", "--auth-type=openai", prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "--approval-mode=yolo", "--auth-type=openai", "--resume", session, prompt]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        return line.get("type") == "tool_result"
+
+    def session_file(self) -> Path:
+        files = [f for f in sorted((self.config / "projects").glob("*/chats/*.jsonl")) if not f.name.endswith(".ledger.jsonl")]
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        return self.session_file().stem
+
+
+class Pi(Runtime):
+    """pi, print mode (``-p``), on a custom OpenAI Chat Completions provider (models.json)."""
+
+    name = "pi"
+    package = "@mariozechner/pi-coding-agent"
+    binary = "pi"
+    api = "chat"
+    format = "pi"
+    sent = staticmethod(chat_sent)
+    model = "standin-model"
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".pi" / "agent"
+        self.config.mkdir(parents=True)
+        models = {
+            "providers": {
+                "standin": {
+                    "baseUrl": f"http://127.0.0.1:{self.standin.port}/v1",
+                    "api": "openai-completions",
+                    "apiKey": "STANDIN_API_KEY",  # the name of the variable that holds it
+                    "models": [{"id": self.model}],
+                }
+            }
+        }
+        (self.config / "models.json").write_text(json.dumps(models, indent=2), encoding="utf-8")
+        # PI_OFFLINE: no start-up network operations (the update check among them).
+        self.env.update(STANDIN_API_KEY="sk-standin", PI_OFFLINE="1", PI_TELEMETRY="0", PI_CODING_AGENT_DIR=str(self.config))
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "--provider", "standin", "--model", self.model, "-p", prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "--provider", "standin", "--model", self.model, "--session", session, "-p", prompt]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        return line.get("type") == "message" and (line.get("message") or {}).get("role") == "toolResult"
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "sessions").glob("*/*.jsonl"))
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        with self.session_file().open(encoding="utf-8") as session:
+            header = json.loads(session.readline())
+        assert header["type"] == "session", header
+        return header["id"]
+
+
+# The runtimes of the whole scenario: interrupted, checked, repaired, resumed.
+RUNTIME_CLASSES: dict[str, type[Runtime]] = {"claude-code": ClaudeCode, "codex": Codex, "qwen-code": QwenCode, "pi": Pi}
+
+# Runtimes driven against their stand-ins that no repair can serve: Gemini CLI
+# writes a call to its session only once the tool has finished, so an
+# interrupted call is never in the file.
+UNREPAIRABLE: dict[str, type[Runtime]] = {"gemini-cli": GeminiCli}
 
 
 def _read_pid(path: Path) -> int | None:

@@ -1,6 +1,6 @@
 """Local stand-ins for the model APIs the runtimes speak, for the end-to-end tests.
 
-    python -m tests.e2e.standin --api anthropic|responses --log requests.jsonl
+    python -m tests.e2e.standin --api anthropic|responses|gemini|chat --log requests.jsonl
 
 Binds 127.0.0.1 on a free port, prints ``port N`` once it listens, and serves
 until it is killed. Every request body is appended to the log as one JSON line
@@ -19,7 +19,11 @@ The stand-in answers the way a model would in a scripted session:
 Before it answers, it validates the history the way the real API does, and
 answers 400 with the real API's error text when a call has no result or a
 result answers no call. Anthropic merges consecutive messages of one role
-before it validates; the Responses API pairs ``call_id`` across the input.
+before it validates; the Responses API pairs ``call_id`` across the input;
+Gemini wants every ``functionCall`` of a model turn answered by a
+``functionResponse`` in the very next content; Chat Completions wants an
+assistant message's ``tool_calls`` answered by the ``tool`` messages right
+after it.
 """
 
 from __future__ import annotations
@@ -30,26 +34,30 @@ import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 TRIGGER = "APX-RUN-TOOL:"
 REPLY = "Understood."
 
 # Shell tools of the runtimes, and how each takes its command.
 SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "Bash": lambda command: {"command": command, "description": "Run the requested command"},
-    "exec_command": lambda command: {"cmd": command},
+    "Bash": lambda command: {"command": command, "description": "Run the requested command"},  # Claude Code
+    "exec_command": lambda command: {"cmd": command},  # Codex CLI
     "shell": lambda command: {"command": ["bash", "-lc", command]},
     "shell_command": lambda command: {"command": command},
-    "run_shell_command": lambda command: {"command": command},
-    "bash": lambda command: {"command": command},
+    "run_shell_command": lambda command: {"command": command},  # Gemini CLI, Qwen Code
+    "bash": lambda command: {"command": command},  # pi, OpenCode
 }
 
 _ids = itertools.count(1)
 
 
 class Refusal(Exception):
-    """A request the real API answers with 400."""
+    """A request the real API answers with 400 (``param``: the field it names, where it names one)."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 # ---------------------------------------------------------------- Anthropic
@@ -253,6 +261,196 @@ def responses_error(message: str) -> dict:
     return {"error": {"message": message, "type": "invalid_request_error", "param": "input", "code": None}}
 
 
+# ---------------------------------------------------------------- Gemini
+
+# The Gemini API's own texts (as its 400 INVALID_ARGUMENT answers word them).
+GEMINI_UNANSWERED = (
+    "Please ensure that the number of function response parts is equal to the number of function call "
+    "parts of the function call turn."
+)
+GEMINI_ORPHAN = "Please ensure that function response turn comes immediately after a function call turn."
+GEMINI_CALL_PLACE = (
+    "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+)
+
+
+def gemini_parts(content: Any) -> list[dict]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts or [] if isinstance(p, dict)]
+
+
+def gemini_validate(body: dict) -> None:
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    for index, content in enumerate(contents):
+        parts = gemini_parts(content)
+        calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
+        responses = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
+        before = contents[index - 1] if index else None
+        before_calls = [p["functionCall"] for p in gemini_parts(before) if isinstance(p.get("functionCall"), dict)]
+        if responses and (not before_calls or before.get("role") != "model"):
+            raise Refusal(GEMINI_ORPHAN)
+        if calls:
+            if content.get("role") != "model":
+                raise Refusal(GEMINI_CALL_PLACE)
+            # After the user's turn or after function responses: not first, not after the model.
+            if before is None or (before.get("role") == "model"):
+                raise Refusal(GEMINI_CALL_PLACE)
+            after = contents[index + 1] if index + 1 < len(contents) else None
+            answers = [p["functionResponse"] for p in gemini_parts(after) if isinstance(p.get("functionResponse"), dict)]
+            if len(answers) != len(calls):
+                raise Refusal(GEMINI_UNANSWERED)
+            # Where the calls carry ids, the responses answer them by id (the
+            # API's text for a mismatch is not known here: it is told as a count).
+            ids = sorted(str(c.get("id")) for c in calls if c.get("id"))
+            if ids and sorted(str(a.get("id")) for a in answers if a.get("id")) != ids:
+                raise Refusal(GEMINI_UNANSWERED)
+
+
+def gemini_last_user_text(body: dict) -> str:
+    """The last text part of the last user turn: Gemini CLI joins a resumed
+    prompt to the turn before it when the model turn between them is gone, so
+    the whole turn still holds the prompt that asked for the call."""
+    for content in reversed([c for c in body.get("contents") or [] if isinstance(c, dict)]):
+        if content.get("role", "user") != "user":
+            continue
+        for part in reversed(gemini_parts(content)):
+            if "functionResponse" in part:
+                return ""
+            if isinstance(part.get("text"), str):
+                return part["text"]
+    return ""
+
+
+def gemini_tool_names(body: dict) -> list[str]:
+    names = []
+    for tool in body.get("tools") or []:
+        for declaration in (tool or {}).get("functionDeclarations") or []:
+            if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
+                names.append(declaration["name"])
+    return names
+
+
+def gemini_answer(body: dict, model: str) -> dict:
+    """One ``GenerateContentResponse``: a call of the shell tool, or text.
+
+    The call carries an ``id``, which the API may leave out (Gemini CLI then
+    makes one up): with it, the call the stand-in made can be found again."""
+    tool, command = _requested_tool(gemini_last_user_text(body), gemini_tool_names(body))
+    number = next(_ids)
+    if tool is None:
+        parts = [{"text": REPLY}]
+    else:
+        parts = [{"functionCall": {"id": f"call_standin{number:04d}", "name": tool, "args": SHELL_TOOLS[tool](command)}}]
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 6, "totalTokenCount": 18},
+        "modelVersion": model,
+        "responseId": f"resp_standin{number:04d}",
+    }
+
+
+def gemini_error(message: str) -> dict:
+    return {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+
+
+# ---------------------------------------------------------------- Chat Completions
+
+
+def chat_validate(body: dict) -> None:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            # Answers the assistant message before the run of tool messages it stands in.
+            start = index
+            while start and messages[start - 1].get("role") == "tool":
+                start -= 1
+            before = messages[start - 1] if start else {}
+            called = {c.get("id") for c in before.get("tool_calls") or [] if isinstance(c, dict)}
+            if before.get("role") != "assistant" or message.get("tool_call_id") not in called:
+                raise Refusal(
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
+                    "with 'tool_calls'.",
+                    f"messages.[{index}].role",
+                )
+        elif message.get("role") == "assistant" and message.get("tool_calls"):
+            answered = set()
+            for after in messages[index + 1 :]:
+                if after.get("role") != "tool":
+                    break
+                answered.add(after.get("tool_call_id"))
+            missing = [c.get("id") for c in message["tool_calls"] if isinstance(c, dict) and c.get("id") not in answered]
+            if missing:
+                raise Refusal(
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                    "'tool_call_id'. The following tool_call_ids did not have response messages: "
+                    + ", ".join(map(str, missing)),
+                    "messages",
+                )
+
+
+def chat_last_user_text(body: dict) -> str:
+    for message in reversed([m for m in body.get("messages") or [] if isinstance(m, dict)]):
+        if message.get("role") == "tool":
+            return ""
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+    return ""
+
+
+def chat_message(body: dict) -> dict:
+    """The assistant message of the reply: one call of the shell tool, or text."""
+    tool, command = _requested_tool(chat_last_user_text(body), _tool_names(body))
+    if tool is None:
+        return {"role": "assistant", "content": REPLY}
+    call = {
+        "id": f"call_standin{next(_ids):04d}",
+        "type": "function",
+        "function": {"name": tool, "arguments": json.dumps(SHELL_TOOLS[tool](command))},
+    }
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+_CHAT_USAGE = {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}
+
+
+def chat_completion(body: dict, message: dict) -> dict:
+    return {
+        "id": f"chatcmpl-standin{next(_ids):04d}",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": _CHAT_USAGE,
+    }
+
+
+def chat_chunks(body: dict, message: dict) -> Iterator[dict]:
+    head = {"id": f"chatcmpl-standin{next(_ids):04d}", "object": "chat.completion.chunk", "created": 1700000000, "model": body.get("model")}
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return dict(head, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+
+    yield chunk({"role": "assistant", "content": ""})
+    calls = message.get("tool_calls") or []
+    if not calls:
+        yield chunk({"content": message["content"]})
+    for index, call in enumerate(calls):
+        function = call["function"]
+        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": {"name": function["name"], "arguments": ""}}]})
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": function["arguments"]}}]})
+    yield chunk({}, "tool_calls" if calls else "stop")
+    if (body.get("stream_options") or {}).get("include_usage"):
+        yield dict(head, choices=[], usage=_CHAT_USAGE)
+
+
+def chat_error(message: str, param: str | None) -> dict:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+
+
 # ---------------------------------------------------------------- shared
 
 
@@ -311,6 +509,13 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic(body)
         elif self.api == "responses" and path.endswith("/responses"):
             self._responses(body)
+        elif self.api == "gemini" and path.endswith(":countTokens"):
+            self._record(body, 200)
+            self._json(200, {"totalTokens": 12})
+        elif self.api == "gemini" and path.endswith((":generateContent", ":streamGenerateContent")):
+            self._gemini(body, path)
+        elif self.api == "chat" and path.endswith("/chat/completions"):
+            self._chat(body)
         else:
             self._record(body, 404)
             self._json(404, {"error": {"message": f"no such endpoint: {path}"}})
@@ -341,6 +546,37 @@ class Handler(BaseHTTPRequestHandler):
         self._record(body, 200, call=output[0].get("call_id"))
         self._sse(responses_events(body, output))
 
+    def _gemini(self, body: dict, path: str) -> None:
+        try:
+            gemini_validate(body)
+        except Refusal as refusal:
+            self._record(body, 400, str(refusal))
+            self._json(400, gemini_error(str(refusal)))
+            return
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+        answer = gemini_answer(body, model)
+        part = answer["candidates"][0]["content"]["parts"][0]
+        self._record(body, 200, call=(part.get("functionCall") or {}).get("id"))
+        if path.endswith(":streamGenerateContent"):
+            # ``?alt=sse``: data-only events, one response each.
+            self._sse((None, chunk) for chunk in [answer])
+        else:
+            self._json(200, answer)
+
+    def _chat(self, body: dict) -> None:
+        try:
+            chat_validate(body)
+        except Refusal as refusal:
+            self._record(body, 400, str(refusal))
+            self._json(400, chat_error(str(refusal), refusal.param))
+            return
+        message = chat_message(body)
+        self._record(body, 200, call=(message.get("tool_calls") or [{}])[0].get("id"))
+        if body.get("stream"):
+            self._sse(((None, chunk) for chunk in chat_chunks(body, message)), done="[DONE]")
+        else:
+            self._json(200, chat_completion(body, message))
+
     def _record(self, body: Any, status: int, error: str | None = None, call: str | None = None) -> None:
         # ``call``: the id of the tool call this answer made, if it made one.
         line = json.dumps({"path": self.path, "status": status, "error": error, "call": call, "body": body})
@@ -355,21 +591,26 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: Iterator[tuple[str, dict]]) -> None:
+    def _sse(self, events: Iterable[tuple[str | None, dict]], done: str | None = None) -> None:
+        """Server-sent events; a ``None`` name sends a data-only event (Gemini, Chat Completions)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
         for name, data in events:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            head = f"event: {name}\n" if name else ""
+            self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        if done:
+            self.wfile.write(f"data: {done}\n\n".encode())
             self.wfile.flush()
         self.close_connection = True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--api", choices=("anthropic", "responses"), required=True)
+    parser.add_argument("--api", choices=("anthropic", "responses", "gemini", "chat"), required=True)
     parser.add_argument("--log", required=True, help="append every request here, one JSON line each")
     args = parser.parse_args(argv)
     handler = type("StandinHandler", (Handler,), {"api": args.api, "log_path": args.log})

@@ -26,15 +26,27 @@ import pytest
 from apx_doctor.formats.base import DEFAULT_MARKER
 
 from .fence import Fence, FenceError
-from .runtimes import ROOT, RUNTIME_CLASSES, RUNTIMES, Runtime, Sent
+from .runtimes import ROOT, RUNTIME_CLASSES, RUNTIMES, UNREPAIRABLE, Runtime, Sent
 
 # What each pinned runtime sends for an interrupted call when it resumes on its
 # own. A new version that changes this fails here, and the README row with it.
 BASELINES = {
     "claude-code": Sent("dropped"),
     "codex": Sent("answered", "aborted"),
+    "qwen-code": Sent(
+        "answered",
+        "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, or "
+        "process exit. Treat as failure and retry if needed.",
+    ),
+    "pi": Sent("answered", "No result provided"),
+    "gemini-cli": Sent("dropped"),
 }
 REPAIRED = Sent("answered", DEFAULT_MARKER)
+# The README's last column, for a runtime whose session holds no interrupted call.
+NOTHING_TO_REPAIR = "nothing to repair: the call is never written to the session"
+
+# Where a runtime asks the model for a reply (token counts aside).
+MODEL_PATHS = ("/messages", "/responses", "/chat/completions", ":generateContent", ":streamGenerateContent")
 
 
 def doctor(*args: str | Path) -> tuple[int, dict]:
@@ -63,7 +75,7 @@ def the_call(runtime: Runtime) -> str:
 
 def model_requests(runtime: Runtime, since: int) -> list[Any]:
     """The requests for a model answer after the first ``since`` the stand-in received."""
-    return [r for r in runtime.standin.requests()[since:] if r.path.split("?")[0].endswith(("/messages", "/responses"))]
+    return [r for r in runtime.standin.requests()[since:] if r.path.split("?")[0].endswith(MODEL_PATHS)]
 
 
 def only_insertions(before: bytes, after: bytes, replaced: set[int]) -> list[bytes]:
@@ -86,7 +98,7 @@ def interrupt_and_check(runtime: Runtime) -> tuple[Path, str]:
     call_id = the_call(runtime)
     code, report = doctor("check", session)
     assert code == 1
-    assert report["files"][0]["format"] in ("claude-code", "codex")
+    assert report["files"][0]["format"] == runtime.format, report
     found = [(f["code"], f["call_id"]) for f in problems(report)]
     assert found == [("APX001", call_id)], report
     return session, call_id
@@ -175,6 +187,28 @@ def test_codex_accepts_a_record_inserted_mid_rollout(fence: Fence, tmp_path: Pat
         runtime.close()
 
 
+def test_gemini_cli_leaves_an_interrupted_call_out_of_its_session(fence: Fence, tmp_path: Path) -> None:
+    """Gemini CLI writes a call to its session only once the tool has finished.
+    Killed while the tool runs, the file holds no trace of the call, so there is
+    nothing to repair; resumed, it sends the prompt without the call."""
+    runtime = UNREPAIRABLE["gemini-cli"](fence, tmp_path)
+    try:
+        session = runtime.interrupt()
+        call_id = the_call(runtime)
+        written = session.read_bytes()
+        assert call_id.encode() not in written, "Gemini CLI wrote the interrupted call after all"
+        assert not any("toolCalls" in json.loads(line) for line in written.splitlines())
+        code, report = doctor("check", session)
+        assert code == 0 and report["files"][0]["format"] == runtime.format, report
+        assert problems(report) == []
+
+        sent, requests = sent_on_resume(runtime, "baseline", call_id)
+        assert sent == BASELINES["gemini-cli"], sent
+        assert [r.error for r in requests if r.status != 200] == []
+    finally:
+        runtime.close()
+
+
 def test_the_fence_has_no_route_but_loopback(fence: Fence) -> None:
     # A UDP connect only picks a route; it sends nothing, so this probes no host.
     probe = (
@@ -198,14 +232,15 @@ def test_a_fence_that_cannot_be_made_says_why(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_pinned_versions_are_installed() -> None:
     manifest = json.loads((RUNTIMES / "package.json").read_text(encoding="utf-8"))
-    for runtime in RUNTIME_CLASSES.values():
+    for runtime in [*RUNTIME_CLASSES.values(), *UNREPAIRABLE.values()]:
         assert runtime.version() == manifest["dependencies"][runtime.package]
 
 
-@pytest.mark.parametrize("key", sorted(RUNTIME_CLASSES))
+@pytest.mark.parametrize("key", sorted(BASELINES))
 def test_the_readme_table_says_what_the_tests_observe(key: str) -> None:
-    runtime = RUNTIME_CLASSES[key]
-    row = f"| {runtime.name} | {runtime.version()} | {BASELINES[key].describe()} | {REPAIRED.describe()} |"
+    runtime = RUNTIME_CLASSES[key] if key in RUNTIME_CLASSES else UNREPAIRABLE[key]
+    repaired = REPAIRED.describe() if key in RUNTIME_CLASSES else NOTHING_TO_REPAIR
+    row = f"| {runtime.name} | {runtime.version()} | {BASELINES[key].describe()} | {repaired} |"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert row in readme, f"README.md lacks the row:\n{row}"
     assert re.search(r"make e2e", readme)
