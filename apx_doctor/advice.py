@@ -104,7 +104,7 @@ def advice_for(
 
 def _received(finding: Finding, inserted: bool, mode: str, unparsed: bool) -> str:
     if finding.fixable is False:
-        return "none received; this call type has no honest not-run record, so none is inserted"
+        return "none received; no honest not-run record can be written here (the finding says why), so none is inserted"
     if not inserted:
         if unparsed:
             return "none received; nothing inserted until the unreadable lines are fixed"

@@ -167,7 +167,7 @@ def _what_happened(f: Finding) -> str:
     if f.code != "APX001":
         return f.message
     if f.fixable is False:
-        return "no result: the turn was interrupted (no honest not-run record exists for this call type)"
+        return "no result: the turn was interrupted (not repaired: no honest not-run record can be written here)"
     return "no result: the turn was interrupted"
 
 
