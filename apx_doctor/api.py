@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .doctor import HistoryDoctor, RepairOptions, Verdict
+from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start
 from .formats import adapter_class, detect_format
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
 from .model import Edit, Finding
@@ -65,9 +65,18 @@ def repair_messages(
     Messages that need no change appear in the result as the same objects.
     """
     options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
-    doctor = HistoryDoctor(_adapter(format, messages)(marker=marker), options)
     if type(messages) is not list and type(messages) is not tuple:
         messages = list(messages)
+    adapter = _adapter(format, messages)
+    result, doctor = _repair(adapter(marker=marker), messages, options)
+    if doctor.engine.starts_over:
+        # No real user entry, but calls: the whole list is the history.
+        result, doctor = _repair(adapter(marker=marker), messages, from_start(options))
+    return result
+
+
+def _repair(adapter: FormatAdapter, messages: Sequence[Any], options: RepairOptions) -> tuple[RepairResult, HistoryDoctor]:
+    doctor = HistoryDoctor(adapter, options)
     out: list[Any] = []
     inserted: list[Inserted] = []
     if doctor.adapter.one_history_a_line or doctor.relinks:
@@ -77,7 +86,7 @@ def repair_messages(
     verdict = _end(doctor, len(messages) + 1)
     if verdict is not None:
         _insert(out, inserted, verdict.insert)
-    return _result(doctor, out, inserted)
+    return _result(doctor, out, inserted), doctor
 
 
 def _feed_each(doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted]) -> None:

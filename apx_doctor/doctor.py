@@ -6,7 +6,7 @@ The byte-level streaming (``stream``) and the library (``api``) both drive it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .engine import Entry, PairingEngine, PendingCall, Step
@@ -31,6 +31,14 @@ class RepairOptions:
     drop_orphans: bool = False
     # Leave pending calls of the last turn alone (a file that may still be live).
     keep_open_tail: bool = False
+    # Check from the first entry: for a history with no real user entry (the
+    # engine's ``starts_over``), asked by the drivers, never by the user.
+    history_from_start: bool = False
+
+
+def from_start(options: RepairOptions) -> RepairOptions:
+    """``options`` for a second pass over a history that holds no real user entry."""
+    return replace(options, history_from_start=True)
 
 
 class _AmendingEngine(PairingEngine):
@@ -41,8 +49,8 @@ class _AmendingEngine(PairingEngine):
     keep the plain engine and pay nothing; here each entry pays one call.
     """
 
-    def __init__(self, *, close_at_end: bool = True) -> None:
-        super().__init__(close_at_end=close_at_end)
+    def __init__(self, *, close_at_end: bool = True, from_start: bool = False) -> None:
+        super().__init__(close_at_end=close_at_end, from_start=from_start)
         # The Amend entry fed last, until ``apply`` takes it.
         self.amend: Amend | None = None
         feed, amended = self.feed, self._amended
@@ -68,7 +76,9 @@ class HistoryDoctor:
         self.adapter = adapter
         self.options = options
         engine = _AmendingEngine if adapter.amends else PairingEngine
-        self.engine = engine(close_at_end=adapter.close_at_end and not options.keep_open_tail)
+        self.engine = engine(
+            close_at_end=adapter.close_at_end and not options.keep_open_tail, from_start=options.history_from_start
+        )
         self.findings: list[Finding] = []
         self.edits: list[Edit] = []
         # Asked on every line, so skipped where it cannot change anything: the

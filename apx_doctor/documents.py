@@ -40,7 +40,7 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from . import jsonl
-from .doctor import HistoryDoctor, RepairOptions, Verdict
+from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start
 from .errors import DoctorError, InputError, NotATranscriptError, SelfCheckError
 from .formats import UnknownFormatError, adapter_class, adapters
 from .formats.base import DEFAULT_MARKER, DROP, Detection, FormatAdapter
@@ -278,6 +278,9 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Rev
             f"the {fmt.name} reader cannot handle message {len(out)} ({type(exc).__name__}, a bug worth "
             "reporting); nothing was written"
         ) from None
+    if doctor.engine.starts_over:
+        # No real user entry, but calls: the whole document is the history.
+        return _review(fmt, messages, dataclasses.replace(options, repair=from_start(options.repair)))
     review.findings = doctor.findings
     if not patching:
         review.edits = doctor.edits

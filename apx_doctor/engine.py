@@ -93,9 +93,9 @@ SETTLED_MEMORY = 10_000
 class _Thread:
     __slots__ = ("key", "started", "pending", "settled", "settled_before")
 
-    def __init__(self, key: Hashable) -> None:
+    def __init__(self, key: Hashable, started: bool = False) -> None:
         self.key = key
-        self.started = False
+        self.started = started
         # call id -> (line, call): a PendingCall is built only for a call that
         # is closed unanswered (a tuple costs a sixth of a dataclass, per call).
         self.pending: dict[str, tuple[int, ToolCall]] = {}
@@ -118,19 +118,33 @@ class _Thread:
 
 
 class PairingEngine:
-    def __init__(self, *, close_at_end: bool = True) -> None:
+    def __init__(self, *, close_at_end: bool = True, from_start: bool = False) -> None:
         self._threads: dict[Hashable, _Thread] = {}
         self._close_at_end = close_at_end
+        # Every thread's checked history starts at its first entry, not at its
+        # first real user entry: for a history that holds no such entry.
+        self._from_start = from_start
+        self._started_any = from_start
+        self._calls_before_start = False
+
+    @property
+    def starts_over(self) -> bool:
+        """True when the history held no real user entry but made calls: it must be
+        checked again from its first entry (``from_start``), so that a whole
+        conversation is never passed over as a preamble."""
+        return self._calls_before_start and not self._started_any
 
     def feed(self, line: int, entry: Entry) -> Step | None:
         """Apply one entry. Returns None when nothing needs attention."""
         thread = self._threads.get(entry.thread)
         if thread is None:
-            thread = self._threads[entry.thread] = _Thread(entry.thread)
+            thread = self._threads[entry.thread] = _Thread(entry.thread, self._from_start)
         if not thread.started:
             if not entry.opens_history:
+                if entry.calls:
+                    self._calls_before_start = True
                 return None
-            thread.started = True
+            thread.started = self._started_any = True
         step: Step | None = None
         pending = thread.pending
         # Results and calls are taken here, not in helpers: a call a line less

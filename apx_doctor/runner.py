@@ -7,12 +7,12 @@ mode, commits or aborts it, and turns what stops a run into a report value.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from . import files, stream
-from .doctor import RepairOptions
+from .doctor import RepairOptions, from_start
 from .errors import DoctorError, NotATranscriptError, UsageError
 from .formats.base import DEFAULT_MARKER
 from .model import FileReport
@@ -54,8 +54,17 @@ def run_path(path: str, options: RunOptions) -> FileReport:
     sink = None
     try:
         with files.open_lines(path) as lines, _ByteProgress(lines, path, options.progress):
+            source = _Replayable(lines)
             sink = _sink(path, options)
-            result = stream.run(lines, options.stream_config(), sink)
+            config = options.stream_config()
+            result = stream.run(source.first(), config, sink)
+            if result.starts_over:
+                # No real user entry, but calls: check the whole file from its first line.
+                if sink is not None:
+                    sink.abort()
+                    sink = None
+                sink = _sink(path, options)
+                result = stream.run(source.again(), replace(config, repair=from_start(config.repair)), sink)
         report.format = result.format
         report.findings = result.findings
         report.edits = result.edits
@@ -80,6 +89,47 @@ def run_path(path: str, options: RunOptions) -> FileReport:
         if sink is not None:
             sink.abort()
     return report
+
+
+class _Replayable:
+    """The lines of an input, to be read a second time where a history must start over.
+
+    A file is read again from its start; standard input cannot be, so its
+    lines are kept (in memory, then on disk past 16 MiB) as they are read.
+    """
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.seekable = _seekable(handle)
+        self.kept = None
+
+    def first(self) -> Iterable[bytes]:
+        if self.seekable:
+            return self.handle
+        import tempfile
+
+        self.kept = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        return _tee(self.handle, self.kept.write)
+
+    def again(self) -> Iterable[bytes]:
+        if self.kept is None:
+            self.handle.seek(0)
+            return self.handle
+        self.kept.seek(0)
+        return self.kept
+
+
+def _tee(lines: Iterable[bytes], keep) -> Iterator[bytes]:
+    for raw in lines:
+        keep(raw)
+        yield raw
+
+
+def _seekable(handle) -> bool:
+    try:
+        return handle.seekable()
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _naming(path: str, message: str) -> str:

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from . import documents, files, jsonl
 from .advice import SAFE_NEXT, tool_kind
-from .doctor import HistoryDoctor, RepairOptions
+from .doctor import HistoryDoctor, RepairOptions, from_start
 from .engine import Entry
 from .errors import InputError
 from .formats.base import FormatAdapter
@@ -76,6 +76,24 @@ def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool |
     console.print(table)
 
 
+def _rows(adapter_type: type[FormatAdapter], raw_lines: list, values: list, marker: str, repair: RepairOptions):
+    """A row a line, with what a repair writes before it; the records at the end; the doctor."""
+    doctor = HistoryDoctor(adapter_type(marker=marker), repair)
+    viewer = adapter_type(marker=marker)
+    rows = []
+    for number, (raw, value) in enumerate(zip(raw_lines, values), 1):
+        row = _Row(number, raw, value, inserted=[], findings=[])
+        if type(value) is not jsonl.Unparsed:
+            verdict = doctor.entry(number, value)
+            if verdict is not None:
+                row.inserted = list(verdict.insert)
+            if not viewer.one_history_a_line:
+                row.entry = viewer.classify(value)
+        rows.append(row)
+    end = doctor.end(len(rows) + 1)
+    return rows, (list(end.insert) if end is not None else []), doctor
+
+
 def _read(path: str, options: ShowOptions):
     with files.open_lines(path) as lines:
         raw_lines = list(lines)
@@ -89,20 +107,10 @@ def _read(path: str, options: ShowOptions):
             return [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items], fmt, list(tail), findings
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
-    doctor = HistoryDoctor(adapter_type(marker=options.marker), RepairOptions())
-    viewer = adapter_type(marker=options.marker)
-    rows = []
-    for number, (raw, value) in enumerate(zip(raw_lines, values), 1):
-        row = _Row(number, raw, value, inserted=[], findings=[])
-        if type(value) is not jsonl.Unparsed:
-            verdict = doctor.entry(number, value)
-            if verdict is not None:
-                row.inserted = list(verdict.insert)
-            if not viewer.one_history_a_line:
-                row.entry = viewer.classify(value)
-        rows.append(row)
-    end = doctor.end(len(rows) + 1)
-    tail = list(end.insert) if end is not None else []
+    rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, RepairOptions())
+    if doctor.engine.starts_over:
+        # No real user entry, but calls: the whole file is the history.
+        rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, from_start(RepairOptions()))
     by_line: dict[int, list[Finding]] = {}
     for finding in doctor.findings:
         by_line.setdefault(finding.line or 0, []).append(finding)

@@ -88,6 +88,9 @@ class StreamResult:
     # A line could not be parsed: the file must not be written.
     unparsed: bool = False
     lines: int = 0
+    # The history held no real user entry but made calls: run it again with
+    # ``history_from_start`` (the driver rereads the input).
+    starts_over: bool = False
 
     @property
     def changed(self) -> bool:
@@ -362,6 +365,7 @@ class _Pass:
         if self.checker is not None and self.checker.end(self.out_number + 1) is not None:
             raise SelfCheckError("the repaired transcript still has calls without results")
         result = self.result
+        result.starts_over = self.doctor.engine.starts_over
         result.lines = self.number
         result.findings.extend(self.doctor.findings)
         result.findings.sort(key=Finding.sort_key)

@@ -45,6 +45,9 @@ def _plain_doctor(messages: list, fmt: str, marker: str, **options: bool) -> Any
         verdict = doctor.end(len(messages) + 1)
     except api._ADAPTER_TROUBLE:
         return "trouble"
+    if doctor.engine.starts_over:
+        # No real user entry, but calls: the rule checks the whole list again from its start.
+        return _plain_doctor(messages, fmt, marker, history_from_start=True, **options)
     if verdict is not None:
         api._insert(out, inserted, verdict.insert)
     return api._result(doctor, out, inserted)

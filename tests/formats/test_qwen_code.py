@@ -344,11 +344,15 @@ def test_injected_user_records_between_a_call_and_its_result_close_nothing() -> 
 
 
 def test_a_delivered_notification_turn_starts_the_history_a_cold_one_does_not() -> None:
+    # A real prompt comes later: whether the call before it is checked depends on
+    # whether the notification turn started the history. (A session with no
+    # real user entry at all is checked from its first line either way.)
     call_line = assistant(_u(2), _u(1), [function_call("c1")], n=2)
+    later = prompt(_u(3), _u(2), "and now?", n=3)
     cold = user_subtype(_u(1), None, "notification", "shell done", provenance="system", n=1)
     delivered = {**cold, "deliveredTurn": True}
-    assert _found([cold, call_line]) == []
-    assert _found([delivered, call_line]) == [("APX001", 2, "c1")]
+    assert _found([cold, call_line, later]) == []
+    assert _found([delivered, call_line, later]) == [("APX001", 2, "c1")]
 
 
 def test_qwen_codes_own_synthesized_response_answers_but_is_reported() -> None:
