@@ -15,13 +15,14 @@ __all__ = [
     "Finding",
     "Inserted",
     "RepairResult",
+    "UnrecognisedHistoryError",
     "check_messages",
     "repair_messages",
     "__version__",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import Inserted, RepairResult, check_messages, repair_messages
+    from .api import Inserted, RepairResult, UnrecognisedHistoryError, check_messages, repair_messages
     from .formats.base import DEFAULT_MARKER
     from .model import Finding
 
@@ -30,6 +31,7 @@ _LAZY = {
     "repair_messages": "api",
     "Inserted": "api",
     "RepairResult": "api",
+    "UnrecognisedHistoryError": "api",
     "Finding": "model",
     "DEFAULT_MARKER": "formats.base",
 }

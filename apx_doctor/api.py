@@ -5,7 +5,9 @@ For runtimes that repair a history right before they send it to a model::
     from apx_doctor import repair_messages
     messages = repair_messages(messages).messages
 
-A finding's ``line`` is the 1-based index of the message in the list.
+A finding's ``line`` is the 1-based index of the message in the list. The
+format is told from the messages (``format="auto"``, the default); a list no
+format fits raises ``UnrecognisedHistoryError`` rather than passing as clean.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start
-from .formats import adapter_class, detect_format
+from .formats import AmbiguousFormatError, UnknownFormatError, adapter_class, contradicted_by, detect_format
 from .formats.base import DEFAULT_MARKER, DROP, FormatAdapter
 from .model import Edit, Finding
 
@@ -43,8 +45,16 @@ class RepairResult:
     edits: list[Edit] = field(default_factory=list)
 
 
+class UnrecognisedHistoryError(ValueError):
+    """The list is in no format the library reads (or not in the one named): nothing was checked.
+
+    A history the library did not understand is never answered with "nothing
+    wrong"; the message says what the list looks like.
+    """
+
+
 def check_messages(
-    messages: Sequence[Any], *, format: str = "chat", marker: str = DEFAULT_MARKER
+    messages: Sequence[Any], *, format: str = "auto", marker: str = DEFAULT_MARKER
 ) -> list[Finding]:
     """The findings for a list of messages; the list is not changed."""
     # The findings of a repair with the default options are exactly the
@@ -55,7 +65,7 @@ def check_messages(
 def repair_messages(
     messages: Sequence[Any],
     *,
-    format: str = "chat",
+    format: str = "auto",
     marker: str = DEFAULT_MARKER,
     drop_orphans: bool = False,
     keep_open_tail: bool = False,
@@ -191,6 +201,32 @@ def _insert(out: list[Any], inserted: list[Inserted], records: list) -> None:
 
 
 def _adapter(name: str, messages: Sequence[Any]) -> type[FormatAdapter]:
-    if name == "auto":
-        return detect_format(list(messages[:64])) or adapter_class("chat")
-    return adapter_class(name)
+    """The format of ``messages``: told from them (``auto``), or the one named if they fit it."""
+    samples = list(messages[:64])
+    if name != "auto":
+        chosen = adapter_class(name)
+        likely = contradicted_by(chosen, samples)
+        if likely is not None:
+            raise UnrecognisedHistoryError(
+                f"the list holds no {name} messages; it looks like {likely.name} (pass format={likely.name!r}, or 'auto')"
+            )
+        return chosen
+    if not samples:
+        return adapter_class("chat")  # an empty list is clean in every format
+    try:
+        found = detect_format(samples)
+    except (AmbiguousFormatError, UnknownFormatError) as exc:
+        raise UnrecognisedHistoryError(f"cannot tell the format of the list: {exc}; {_looks(samples)}") from None
+    if found is None:
+        raise UnrecognisedHistoryError(f"the list holds no message objects; {_looks(samples)}")
+    return found
+
+
+def _looks(samples: list) -> str:
+    """What the first item of a list looks like, without quoting its contents."""
+    first = samples[0]
+    if isinstance(first, dict):
+        # Keys only where they look like field names: the list is untrusted text.
+        keys = ", ".join(repr(k) for k in list(first)[:6] if isinstance(k, str) and k.isidentifier() and len(k) <= 32)
+        return f"its first item is a dict with keys {keys or 'none'}"
+    return f"its first item is a {type(first).__name__}"

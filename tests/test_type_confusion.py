@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apx_doctor import jsonl, stream
-from apx_doctor.api import check_messages, repair_messages
+from apx_doctor.api import UnrecognisedHistoryError, check_messages, repair_messages
 from apx_doctor.doctor import RepairOptions
 from apx_doctor.errors import InputError
 from apx_doctor.formats import AmbiguousFormatError, UnknownFormatError, adapters, detect_format, format_names
@@ -232,7 +232,12 @@ def test_detectors_read_any_type_anywhere(fmt: str, data: st.DataObject) -> None
 def test_library_reads_any_type_anywhere(fmt: str, data: st.DataObject, drop: bool) -> None:
     messages = data.draw(damaged(fmt))
 
-    check_messages(messages, format=fmt)
+    try:
+        check_messages(messages, format=fmt)
+    except UnrecognisedHistoryError as refusal:
+        # Damage made the list another format's for sure: the named one refuses, naming it.
+        assert f"the list holds no {fmt} messages; it looks like " in str(refusal)
+        return
     result = repair_messages(messages, format=fmt, drop_orphans=drop)
 
     assert _is_subsequence(_untouched(messages, result.edits), result.messages, lambda a, b: a is b)
