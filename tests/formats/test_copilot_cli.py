@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import uuid
 from datetime import datetime
@@ -10,15 +9,17 @@ from pathlib import Path
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from apx_doctor import check_messages, repair_messages
-from apx_doctor.cli import app
 from apx_doctor.formats import adapters, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.copilot_cli import CopilotCliAdapter
 from strategies.copilot_cli import SESSION, Chain
 from tests.conftest import corpus_samples
+
+from ._cli import invoke as _invoke
+from ._cli import lines as _lines
+from ._cli import report as _report
 
 ORPHAN_AND_DANGLING = "copilot-cli/fixture_events.jsonl"
 SUBDIR = "copilot-cli/fixture_events_subdir_v1.jsonl"
@@ -38,20 +39,6 @@ _COMPLETE_KEYS = {
     "toolCallId", "success", "result", "error", "interactionId", "isUserRequested", "model",
     "parentToolCallId", "toolTelemetry", "turnId", "rte", "sandboxed", "toolDescription",
 }  # fmt: skip
-
-
-def _invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
-
-
-def _report(command: str, *args: str) -> dict:
-    result = _invoke(command, "--isolated", *args, "--output-format", "json")
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)["files"][0]
-
-
-def _lines(path: Path) -> list:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
 def _write(path: Path, events: list[dict]) -> Path:

@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from apx_doctor import check_messages, repair_messages
-from apx_doctor.cli import app
 from apx_doctor.formats import adapters, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.kimi import KimiAdapter
 from strategies.kimi import Wire
 from tests.conftest import corpus_samples
 
+from ._cli import invoke as _invoke
+from ._cli import lines as _lines
+from ._cli import report as _report
+
 SAMPLE = "kimi/fixture_wire.jsonl"
 
 # What a correct doctor reports on each sample session (../shared/corpus/README.md).
 CORPUS_VERDICTS = {SAMPLE: []}
-
-
-def _invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
-
-
-def _report(command: str, *args: str) -> dict:
-    result = _invoke(command, "--isolated", *args, "--output-format", "json")
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)["files"][0]
-
-
-def _lines(path: Path) -> list:
-    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
 def _found(records: list) -> list[tuple]:
