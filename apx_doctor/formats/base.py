@@ -187,6 +187,44 @@ def detect_by_line(samples: Sequence[Any], judge: Callable[[dict], int | None]) 
     return level
 
 
+def stable_uuid(namespace: bytes, name: str) -> str:
+    """The uuid5 of ``name`` in ``namespace`` (16 bytes): a second run writes the same id.
+
+    ``name`` may hold lone surrogates (valid in JSON, not in UTF-8). Imported
+    lazily: a check, which inserts nothing, loads neither hashlib nor uuid.
+    """
+    from hashlib import sha1
+    from uuid import UUID
+
+    digest = sha1(namespace + name.encode("utf-8", "surrogatepass")).digest()
+    return str(UUID(bytes=digest[:16], version=5))
+
+
+def without_last_results(blocks: list, call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list:
+    """``blocks`` without the stray results: for an id given n times, its last n results.
+
+    ``answers(block)`` is the call id a block answers, or ``NOT_A_RESULT``. The
+    engine pairs the first result of an id and reports the later ones, so the
+    later ones are what goes.
+    """
+    counts: dict[str | None, int] = {}
+    for call_id in call_ids:
+        counts[call_id] = counts.get(call_id, 0) + 1
+    kept = []
+    for block in reversed(blocks):
+        call_id = answers(block)
+        if call_id is not NOT_A_RESULT and counts.get(call_id, 0) > 0:
+            counts[call_id] -= 1
+            continue
+        kept.append(block)
+    kept.reverse()
+    return kept
+
+
+# What ``without_last_results``'s ``answers`` returns for a block that is no result.
+NOT_A_RESULT = object()
+
+
 def str_or_none(value: Any) -> str | None:
     """``value`` if it is a string. Transcripts may hold any JSON type anywhere, and a
     dict or list where a name belongs cannot be hashed, compared by prefix or joined."""

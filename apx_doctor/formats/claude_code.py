@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import DROP, Detection, FormatAdapter, Insertion
+from .base import (
+    DROP,
+    NOT_A_RESULT,
+    Detection,
+    FormatAdapter,
+    Insertion,
+    stable_uuid,
+    without_last_results,
+)
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
 # The namespace is uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a
@@ -449,7 +457,7 @@ class ClaudeCodeAdapter(FormatAdapter):
         content = message.get("content") if type(message) is dict else None
         if not isinstance(content, list):
             return DROP
-        kept = _without_last(content, call_ids)
+        kept = without_last_results(content, call_ids, _answers)
         parent = self._resolve(_str(obj.get("parentUuid")))
         uuid = _str(obj.get("uuid"))
         if not kept:
@@ -482,33 +490,13 @@ class ClaudeCodeAdapter(FormatAdapter):
 
 
 def _uuid5(name: str) -> str:
-    """uuid5 of ``name``, which may hold lone surrogates (valid in JSON, not in UTF-8)."""
-    from hashlib import sha1
-    from uuid import UUID
-
-    digest = sha1(_NAMESPACE + name.encode("utf-8", "surrogatepass")).digest()
-    return str(UUID(bytes=digest[:16], version=5))
+    return stable_uuid(_NAMESPACE, name)
 
 
-def _without_last(content: list, call_ids: Sequence[str | None]) -> list:
-    """``content`` without the stray results: for an id given n times, its last n results.
-
-    The engine pairs the first result of an id and reports the later ones, so
-    the later ones are what goes.
-    """
-    counts: dict[str | None, int] = {}
-    for call_id in call_ids:
-        counts[call_id] = counts.get(call_id, 0) + 1
-    kept = []
-    for block in reversed(content):
-        if type(block) is dict and block.get("type") == "tool_result":
-            call_id = _str(block.get("tool_use_id"))
-            if counts.get(call_id, 0) > 0:
-                counts[call_id] -= 1
-                continue
-        kept.append(block)
-    kept.reverse()
-    return kept
+def _answers(block: Any) -> Any:
+    if type(block) is dict and block.get("type") == "tool_result":
+        return _str(block.get("tool_use_id"))
+    return NOT_A_RESULT
 
 
 def _is_claude_code_line(obj: dict) -> bool:

@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any, Hashable, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line
+from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line, stable_uuid
 
 _USER = Entry(opens_history=True, boundary=True)
 _STEER = Entry(opens_history=True)
@@ -45,6 +45,8 @@ _BOUNDARY = Entry(boundary=True)
 # a second run writes the same bytes. The namespace is
 # uuid5(NAMESPACE_URL, NAMESPACE_NAME), made when the first record is.
 NAMESPACE_NAME = "https://github.com/apx-doctor/apx-doctor/formats/copilot-cli"
+# uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a check imports no uuid.
+_NAMESPACE = bytes.fromhex("8b4e7cfd11dd5e93b35d4bbc96e76833")
 
 # Events after which Copilot answers still-open calls itself, or starts the history anew.
 _CLOSING = frozenset({"abort", "session.resume", "session.compaction_complete", "session.context_cleared"})
@@ -210,7 +212,7 @@ class CopilotCliAdapter(FormatAdapter):
             if agent is not None:
                 record["agentId"] = agent
             record["data"] = data
-            record["id"] = event_id = _uuid5(f"{self._session}\x00{_text(call_event)}\x00{pending.call.id}")
+            record["id"] = event_id = stable_uuid(_NAMESPACE, f"{self._session}\x00{_text(call_event)}\x00{pending.call.id}")
             timestamp = _latest((call_time, *around))
             if timestamp is not None:
                 record["timestamp"] = timestamp
@@ -252,18 +254,6 @@ class CopilotCliAdapter(FormatAdapter):
         return relinked
 
 
-_NAMESPACE: list[Any] = []
-
-
-def _uuid5(name: str) -> str:
-    """uuid5 of ``name``, which may hold lone surrogates (valid in JSON, not in UTF-8)."""
-    from hashlib import sha1
-    from uuid import NAMESPACE_URL, UUID, uuid5
-
-    if not _NAMESPACE:
-        _NAMESPACE.append(uuid5(NAMESPACE_URL, NAMESPACE_NAME).bytes)
-    digest = sha1(_NAMESPACE[0] + name.encode("utf-8", "surrogatepass")).digest()
-    return str(UUID(bytes=digest[:16], version=5))
 
 
 def _text(value: Any) -> str:

@@ -41,11 +41,23 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import (
+    DROP,
+    NOT_A_RESULT,
+    Detection,
+    FormatAdapter,
+    Insertion,
+    detect_by_line,
+    stable_uuid,
+    str_or_none,
+    without_last_results,
+)
 from .pi import _later
 
 # Inserted ids are uuid5(this, session/call entry/call id): a second run writes the same bytes.
 NAMESPACE_NAME = "https://github.com/apx-doctor/apx-doctor/formats/factory-droid"
+# uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a check imports no uuid.
+_NAMESPACE = bytes.fromhex("b67e8e424a465341b777e8827800ccb7")
 
 _PROMPT = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
@@ -202,7 +214,7 @@ class FactoryDroidAdapter(FormatAdapter):
             call = pending.call
             entry_id, call_stamp, chained = call.context
             record: dict[str, Any] = {"type": "message"}
-            last_id = record["id"] = _uuid5("\x00".join((self._session or "", entry_id or "", call.id)))
+            last_id = record["id"] = stable_uuid(_NAMESPACE, "\x00".join((self._session or "", entry_id or "", call.id)))
             if chained:
                 linked = True
                 record["parentId"] = branch
@@ -225,7 +237,7 @@ class FactoryDroidAdapter(FormatAdapter):
         message = obj.get("message") if type(obj) is dict else None
         content = message.get("content") if type(message) is dict else None
         if type(obj) is dict and isinstance(content, list):
-            kept = _without_last(content, call_ids)
+            kept = without_last_results(content, call_ids, _answers)
             if kept:
                 return {**obj, "message": {**message, "content": kept}}
         if type(obj) is dict:
@@ -266,33 +278,6 @@ def _stream_id(obj: dict) -> str | None:
     if call_id is None:
         call_id = obj.get("id")
     return call_id if isinstance(call_id, str) else None
-
-
-def _without_last(content: list, call_ids: Sequence[str | None]) -> list:
-    """``content`` without the stray results: for an id given n times, its last n results."""
-    counts: dict[str | None, int] = {}
-    for call_id in call_ids:
-        counts[call_id] = counts.get(call_id, 0) + 1
-    kept = []
-    for block in reversed(content):
-        if type(block) is dict and block.get("type") == "tool_result":
-            call_id = str_or_none(block.get("tool_use_id"))
-            if counts.get(call_id, 0) > 0:
-                counts[call_id] -= 1
-                continue
-        kept.append(block)
-    kept.reverse()
-    return kept
-
-
-def _uuid5(name: str) -> str:
-    """uuid5 of ``name`` in this format's namespace (lone surrogates allowed, as JSON allows them)."""
-    from hashlib import sha1
-    from uuid import NAMESPACE_URL, UUID, uuid5
-
-    namespace = uuid5(NAMESPACE_URL, NAMESPACE_NAME)
-    digest = sha1(namespace.bytes + name.encode("utf-8", "surrogatepass")).digest()
-    return str(UUID(bytes=digest[:16], version=5))
 
 
 # Anthropic blocks only a Messages-shaped envelope holds; pi's parts contradict it.
@@ -341,6 +326,12 @@ def _judge(obj: dict) -> int | None:
     if kind == "completion":
         return Detection.CERTAIN if "finalText" in obj else None
     return None
+
+
+def _answers(block: Any) -> Any:
+    if type(block) is dict and block.get("type") == "tool_result":
+        return str_or_none(block.get("tool_use_id"))
+    return NOT_A_RESULT
 
 
 ADAPTER = FactoryDroidAdapter

@@ -49,7 +49,16 @@ from collections.abc import Hashable
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
-from .base import DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion
+from .base import (
+    DROP,
+    NOT_A_RESULT,
+    PLACEHOLDER_TEXTS,
+    Detection,
+    FormatAdapter,
+    Insertion,
+    stable_uuid,
+    without_last_results,
+)
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
 # The namespace is uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a
@@ -423,11 +432,11 @@ class QwenCodeAdapter(FormatAdapter):
 
     def _fresh_uuid(self, name: str) -> str:
         """uuid5 of the call; where it is taken already, the next unused one in a fixed series."""
-        uuid = _uuid5(name)
+        uuid = stable_uuid(_NAMESPACE, name)
         n = 0
         while uuid in self._v5:
             n += 1
-            uuid = _uuid5(f"{name}\x00{n}")
+            uuid = stable_uuid(_NAMESPACE, f"{name}\x00{n}")
         self._v5.add(uuid)
         return uuid
 
@@ -437,7 +446,7 @@ class QwenCodeAdapter(FormatAdapter):
         parts = message.get("parts") if type(message) is dict else None
         if type(parts) is not list:
             return DROP
-        kept = _without_last(parts, call_ids)
+        kept = without_last_results(parts, call_ids, _answers)
         parent = self._resolve(_str(obj.get("parentUuid")))
         if not kept:
             uuid = _str(obj.get("uuid"))
@@ -485,39 +494,13 @@ def _text_of(response: Any) -> str | None:
     return error if type(error) is str else None
 
 
-def _without_last(parts: list, call_ids: Sequence[str | None]) -> list:
-    """``parts`` without the stray responses: for an id given n times, its last n responses.
-
-    The engine pairs the first response of an id and reports the later ones, so
-    the later ones are what goes.
-    """
-    counts: dict[str | None, int] = {}
-    for call_id in call_ids:
-        counts[call_id] = counts.get(call_id, 0) + 1
-    kept = []
-    for part in reversed(parts):
-        response = part.get("functionResponse") if type(part) is dict else None
-        if type(response) is dict:
-            call_id = _str(response.get("id"))
-            if counts.get(call_id, 0) > 0:
-                counts[call_id] -= 1
-                continue
-        kept.append(part)
-    kept.reverse()
-    return kept
-
-
-def _uuid5(name: str) -> str:
-    """uuid5 of ``name``, which may hold lone surrogates (valid in JSON, not in UTF-8)."""
-    from hashlib import sha1
-    from uuid import UUID
-
-    digest = sha1(_NAMESPACE + name.encode("utf-8", "surrogatepass")).digest()
-    return str(UUID(bytes=digest[:16], version=5))
-
-
 def _str(value: Any) -> str | None:
     return value if type(value) is str else None
+
+
+def _answers(part: Any) -> Any:
+    response = part.get("functionResponse") if type(part) is dict else None
+    return _str(response.get("id")) if type(response) is dict else NOT_A_RESULT
 
 
 ADAPTER = QwenCodeAdapter
