@@ -53,6 +53,7 @@ FORMAT_NAMES = (
     "copilot-cli",
     "gemini-cli",
     "grok-cli",
+    "opencode",
     "kimi",
     "cline",
 )

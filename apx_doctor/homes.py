@@ -176,6 +176,21 @@ RUNTIMES: tuple[Runtime, ...] = (
         resume_in_project=False,
         bookkeeping=(),
     ),
+    Runtime(
+        name="opencode",
+        title="OpenCode",
+        format="opencode",
+        env=("XDG_DATA_HOME/opencode",),
+        default=".local/share/opencode",
+        # One SQLite store holds every session (apx_doctor/databases.py): the
+        # file names no one session, so there is no one command to resume it.
+        sessions=("opencode.db",),
+        session_id=(),
+        project=(),
+        resume=("opencode", "--session", "{session_id}"),
+        resume_in_project=True,
+        bookkeeping=(),
+    ),
 )
 
 

@@ -50,6 +50,11 @@ class RunOptions:
 
 
 def run_path(path: str, options: RunOptions) -> FileReport:
+    from . import databases
+
+    if databases.is_database(path):
+        # OpenCode's session store: read and repaired through SQLite, not as lines.
+        return databases.run_path(path, options)
     report = FileReport(path)
     sink = None
     try:

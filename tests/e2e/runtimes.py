@@ -5,7 +5,8 @@ Each ``Runtime`` lives in a throw-away home under a temporary folder (its own
 The binaries come from ``tests/runtimes/node_modules`` (``make e2e`` installs
 them from the lock file); every package ships what it runs inside the package
 or in an npm dependency of its own (Claude Code and Codex their native
-binary; Gemini CLI, Qwen Code and pi their JavaScript bundle).
+binary; Gemini CLI, Qwen Code and pi their JavaScript bundle; OpenCode its
+Bun-compiled binary, in a platform package npm picks).
 """
 
 from __future__ import annotations
@@ -584,6 +585,78 @@ class Pi(Runtime):
         return header["id"]
 
 
+class OpenCode(Runtime):
+    """OpenCode, one-shot (``opencode run``), on an OpenAI-compatible provider (opencode.json).
+
+    Its sessions live in one SQLite database in its data folder
+    (``~/.local/share/opencode/opencode.db``), a message and a part a row.
+    """
+
+    name = "OpenCode"
+    package = "opencode-ai"
+    binary = "opencode"
+    api = "chat"
+    format = "opencode"
+    sent = staticmethod(chat_sent)
+    model = "standin-model"
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".config" / "opencode"
+        self.data = self.home / ".local" / "share" / "opencode"
+        self.config.mkdir(parents=True)
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "permission": {"bash": "allow", "edit": "allow"},
+            "provider": {
+                "standin": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "stand-in",
+                    "options": {"baseURL": f"http://127.0.0.1:{self.standin.port}/v1", "apiKey": "sk-standin"},
+                    "models": {self.model: {"name": "stand-in model"}},
+                }
+            },
+        }
+        (self.config / "opencode.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        self.env.update(
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            OPENCODE_DISABLE_AUTOUPDATE="1",
+            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            OPENCODE_DISABLE_MODELS_FETCH="1",
+            OPENCODE_DISABLE_SHARE="1",
+        )
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "run", "--model", f"standin/{self.model}", "--format", "json"]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "run", "--model", f"standin/{self.model}", "--format", "json", "--session", session]
+
+    def prompt_input(self, prompt: str) -> str | None:
+        return prompt
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        state = line.get("state") or {}
+        return line.get("type") == "tool" and state.get("status") in ("completed", "error")
+
+    def session_file(self) -> Path:
+        return self.data / "opencode.db"
+
+    def session_id(self) -> str:
+        import sqlite3
+
+        with sqlite3.connect(f"file:{self.session_file()}?mode=ro", uri=True) as db:
+            rows = db.execute("select id from session").fetchall()
+        assert len(rows) == 1, f"expected one session, found {rows}"
+        return rows[0][0]
+
+
 # The runtimes of the whole scenario: interrupted, checked, repaired, resumed.
 RUNTIME_CLASSES: dict[str, type[Runtime]] = {"claude-code": ClaudeCode, "codex": Codex, "qwen-code": QwenCode, "pi": Pi}
 
@@ -591,6 +664,10 @@ RUNTIME_CLASSES: dict[str, type[Runtime]] = {"claude-code": ClaudeCode, "codex":
 # writes a call to its session only once the tool has finished, so an
 # interrupted call is never in the file.
 UNREPAIRABLE: dict[str, type[Runtime]] = {"gemini-cli": GeminiCli}
+
+# Runtimes whose sessions live in a database, repaired through SQLite rather
+# than as lines of a file (tests/e2e/test_opencode.py).
+STORES: dict[str, type[Runtime]] = {"opencode": OpenCode}
 
 
 def _read_pid(path: Path) -> int | None:

@@ -26,7 +26,7 @@ import pytest
 from apx_doctor.formats.base import DEFAULT_MARKER
 
 from .fence import Fence, FenceError
-from .runtimes import ROOT, RUNTIME_CLASSES, RUNTIMES, UNREPAIRABLE, Runtime, Sent
+from .runtimes import ROOT, RUNTIME_CLASSES, RUNTIMES, STORES, UNREPAIRABLE, Runtime, Sent
 
 # What each pinned runtime sends for an interrupted call when it resumes on its
 # own. A new version that changes this fails here, and the README row with it.
@@ -40,6 +40,7 @@ BASELINES = {
     ),
     "pi": Sent("answered", "No result provided"),
     "gemini-cli": Sent("dropped"),
+    "opencode": Sent("answered", "[Tool execution was interrupted]"),
 }
 REPAIRED = Sent("answered", DEFAULT_MARKER)
 # The README's last column, for a runtime whose session holds no interrupted call.
@@ -232,14 +233,14 @@ def test_a_fence_that_cannot_be_made_says_why(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_pinned_versions_are_installed() -> None:
     manifest = json.loads((RUNTIMES / "package.json").read_text(encoding="utf-8"))
-    for runtime in [*RUNTIME_CLASSES.values(), *UNREPAIRABLE.values()]:
+    for runtime in [*RUNTIME_CLASSES.values(), *UNREPAIRABLE.values(), *STORES.values()]:
         assert runtime.version() == manifest["dependencies"][runtime.package]
 
 
 @pytest.mark.parametrize("key", sorted(BASELINES))
 def test_the_readme_table_says_what_the_tests_observe(key: str) -> None:
-    runtime = RUNTIME_CLASSES[key] if key in RUNTIME_CLASSES else UNREPAIRABLE[key]
-    repaired = REPAIRED.describe() if key in RUNTIME_CLASSES else NOTHING_TO_REPAIR
+    runtime = {**RUNTIME_CLASSES, **UNREPAIRABLE, **STORES}[key]
+    repaired = NOTHING_TO_REPAIR if key in UNREPAIRABLE else REPAIRED.describe()
     row = f"| {runtime.name} | {runtime.version()} | {BASELINES[key].describe()} | {repaired} |"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert row in readme, f"README.md lacks the row:\n{row}"

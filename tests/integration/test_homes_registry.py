@@ -102,6 +102,8 @@ HOMES = {
     "gemini-cli": (".gemini", "GEMINI_CLI_HOME", ".gemini"),
     "pi": (".pi/agent", "PI_CODING_AGENT_DIR", ""),
     "copilot-cli": (".copilot", None, ""),
+    # Its sessions are one SQLite store (tests/formats/test_opencode.py finds one there).
+    "opencode": (".local/share/opencode", "XDG_DATA_HOME", "opencode"),
 }
 ALL_VARIABLES = tuple(dict.fromkeys(v.partition("/")[0] for r in homes.RUNTIMES for v in r.env))
 
