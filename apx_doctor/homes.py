@@ -177,6 +177,53 @@ RUNTIMES: tuple[Runtime, ...] = (
         bookkeeping=(),
     ),
     Runtime(
+        name="factory-droid",
+        title="Factory Droid",
+        format="factory-droid",
+        env=(),
+        default=".factory",
+        sessions=("sessions/*/*.jsonl",),
+        # The store's header names the session; `droid --resume ID` opens it.
+        session_id=(FromLine(("id",), (("type", "session_start"),)), FromPath(r"^sessions/[^/]+/(?P<value>[^/]+)\.jsonl$")),
+        project=(FromLine(("cwd",), (("type", "session_start"),)),),
+        resume=("droid", "--resume", "{session_id}"),
+        resume_in_project=True,
+        bookkeeping=(),
+    ),
+    Runtime(
+        name="grok-cli",
+        title="Grok CLI",
+        format="grok-cli",
+        env=("GROK_HOME",),
+        default=".grok",
+        # A session is a folder; chat_history.jsonl is what the model is sent on
+        # resume (updates.jsonl, the display log, and the rest are bookkeeping).
+        sessions=("sessions/*/*/chat_history.jsonl",),
+        session_id=(FromPath(r"^sessions/[^/]+/(?P<value>[^/]+)/chat_history\.jsonl$"),),
+        project=(),
+        resume=("grok", "--resume", "{session_id}"),
+        resume_in_project=True,
+        bookkeeping=(
+            "sessions/*/*/updates.jsonl",  # the display log grok --resume replays
+            "sessions/*/*/events.jsonl",  # telemetry
+            "sessions/*/*/rewind_points.jsonl",
+        ),
+    ),
+    Runtime(
+        name="kimi",
+        title="Kimi Code",
+        format="kimi",
+        env=("KIMI_CODE_HOME",),
+        default=".kimi-code",
+        sessions=("sessions/*/*/agents/*/wire.jsonl",),
+        session_id=(FromPath(r"^sessions/[^/]+/(?P<value>[^/]+)/agents/"),),
+        project=(),
+        # --session ID opens that session directly, from any folder.
+        resume=("kimi", "--session", "{session_id}"),
+        resume_in_project=False,
+        bookkeeping=("session_index.jsonl",),
+    ),
+    Runtime(
         name="opencode",
         title="OpenCode",
         format="opencode",

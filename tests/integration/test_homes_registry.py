@@ -26,6 +26,9 @@ QWEN_ID = "3f6b2c1a-9d4e-4f70-8a21-6c5d4e3b2a10"
 PI_ID = "019e1a2b-3c4d-7e5f-8a9b-0c1d2e3f4a5b"
 COPILOT_ID = "5b3c1f0e-7d2a-4c61-9a8e-2f4d6b1c9e07"
 GEMINI_ID = "37b7abef-713d-4522-85f0-8ff15a4e6d17"
+DROID_ID = "4f1d7a2c-0b3e-4c59-9a61-7e2d5c8b1f30"
+GROK_ID = "9c2e4b61-3f7a-4d08-b5e1-0a6c8d2f4e19"
+KIMI_ID = "d81f0c3a-52b6-4e97-8c1d-7b3a9e5f2c64"
 
 
 def _qwen(uuid: str, parent: str | None, kind: str, message: dict, **extra) -> dict:
@@ -93,6 +96,50 @@ CASES = {
         "/home/dev/shop",
         "run_shell_command_rm",
     ),
+    "factory-droid": (
+        "sessions/-home-dev-shop/4f1d7a2c-0b3e-4c59-9a61-7e2d5c8b1f30.jsonl",
+        _jsonl(
+            {"type": "session_start", "id": DROID_ID, "title": "Deploy", "cwd": "/home/dev/shop", "owner": "dev", "sessionTitle": "Deploy", "version": "0.81.0"},
+            {"type": "message", "id": "m1", "parentId": DROID_ID, "timestamp": "2025-12-26T23:50:00.000Z", "message": {"role": "user", "content": [{"type": "text", "text": "Deploy it"}]}},
+            {"type": "message", "id": "m2", "parentId": "m1", "timestamp": "2025-12-26T23:50:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_deploy", "name": "Execute", "input": {"command": "make deploy"}}]}},
+        ),
+        {},
+        DROID_ID,
+        "/home/dev/shop",
+        ["droid", "--resume", DROID_ID],
+        "/home/dev/shop",
+        "tu_deploy",
+    ),
+    "grok-cli": (
+        f"sessions/%2Fhome%2Fdev%2Fshop/{GROK_ID}/chat_history.jsonl",
+        _jsonl(
+            {"type": "system", "content": "You are Grok."},
+            {"type": "user", "content": [{"type": "text", "text": "Run the tests"}], "prompt_index": 0},
+            {"type": "assistant", "content": "Running them.", "tool_calls": [{"id": "call-grok-1", "name": "run_terminal_cmd", "arguments": "{\"command\":\"npm test\"}"}]},
+        ),
+        # The display log beside it is no session.
+        {f"sessions/%2Fhome%2Fdev%2Fshop/{GROK_ID}/updates.jsonl": _jsonl({"type": "turn_completed"})},
+        GROK_ID,
+        None,
+        ["grok", "--resume", GROK_ID],
+        None,
+        "call-grok-1",
+    ),
+    "kimi": (
+        f"sessions/0b7dfb1274ee/{KIMI_ID}/agents/main/wire.jsonl",
+        _jsonl(
+            {"type": "metadata", "protocol_version": "1.4", "created_at": 1781363635367, "app_version": "0.14.2"},
+            {"type": "turn.prompt", "input": [{"type": "text", "text": "Update src/index.ts"}], "origin": {"kind": "user"}, "time": 1781368649424},
+            {"type": "context.append_loop_event", "event": {"type": "step.begin", "uuid": "step-001", "turnId": "0", "step": 1}, "time": 1781368649424},
+            {"type": "context.append_loop_event", "event": {"type": "tool.call", "uuid": "call-001", "stepUuid": "step-001", "turnId": "0", "step": 1, "toolCallId": "tool_write_001", "name": "Write", "args": {"path": "src/index.ts"}}, "time": 1781368649425},
+        ),
+        {},
+        KIMI_ID,
+        None,
+        ["kimi", "--session", KIMI_ID],
+        None,
+        "tool_write_001",
+    ),
 }
 # Where each runtime's home is, and the variable that moves it (with the folder under it).
 HOMES = {
@@ -104,6 +151,9 @@ HOMES = {
     "copilot-cli": (".copilot", None, ""),
     # Its sessions are one SQLite store (tests/formats/test_opencode.py finds one there).
     "opencode": (".local/share/opencode", "XDG_DATA_HOME", "opencode"),
+    "factory-droid": (".factory", None, ""),
+    "grok-cli": (".grok", "GROK_HOME", ""),
+    "kimi": (".kimi-code", "KIMI_CODE_HOME", ""),
 }
 ALL_VARIABLES = tuple(dict.fromkeys(v.partition("/")[0] for r in homes.RUNTIMES for v in r.env))
 
