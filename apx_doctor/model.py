@@ -12,6 +12,10 @@ from .rules import RULES, FixSafety, Rule, Severity
 
 # The codes that `fix` itself repairs (the others need a flag, or a person).
 _REPAIRED = frozenset(code for code, rule in RULES.items() if rule.fix_safety is FixSafety.SAFE)
+# Repaired only with a flag: such a finding says ``"fixable": true`` when the run had it.
+_OPT_IN = frozenset(code for code, rule in RULES.items() if rule.fix_safety is FixSafety.OPT_IN)
+# How low a severity ``--fail-on`` may set the bar; lower numbers are graver.
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,8 @@ class Finding:
     advice: str | None = None
     # For APX001: "read-only", "side-effects" or "unknown", which decides what is safe next.
     tool_kind: str | None = None
+    # The severity a provider profile (``--target``) gives it; None: the rule's own.
+    level: Severity | None = None
 
     @property
     def rule(self) -> Rule:
@@ -40,7 +46,8 @@ class Finding:
 
     @property
     def severity(self) -> Severity:
-        return RULES[self.code].severity
+        level = self.level
+        return RULES[self.code].severity if level is None else level
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.line or 0, self.index if self.index is not None else -1, self.code)
@@ -138,10 +145,21 @@ class FileReport:
     @property
     def unfixable(self) -> bool:
         """Error findings that a repair does not resolve remain after fix."""
+        return self.unfixable_at(Severity.ERROR)
+
+    def unfixable_at(self, fail_on: Severity) -> bool:
+        """Findings of ``fail_on`` or graver that a repair does not resolve remain after fix."""
+        bar = _RANK[fail_on]
         return any(
-            f.severity is Severity.ERROR and not (f.code in _REPAIRED and f.fixable is not False)
+            _RANK[f.severity] <= bar
+            and not ((f.code in _REPAIRED and f.fixable is not False) or (f.code in _OPT_IN and f.fixable is True))
             for f in self.findings
         )
+
+    def fails(self, fail_on: Severity) -> bool:
+        """Whether a finding of ``fail_on`` or graver was reported (``check --fail-on``)."""
+        bar = _RANK[fail_on]
+        return any(_RANK[f.severity] <= bar for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -41,7 +41,20 @@ class Rule:
     fix_safety: FixSafety
     explanation: str
     example: str = ""
+    # The provider profiles (``--target``) that refuse a history holding this
+    # finding: under one of them it is an error. Under another profile it is
+    # reported with ``target_severity`` (None: not reported); with no target,
+    # with ``severity`` as before. See profiles.py.
+    targets: tuple[str, ...] = ()
+    target_severity: Severity | None = None
+    # Rules checked only under a target (the APX3xx structural checks).
+    target_only: bool = False
+    # The providers' own error texts for it ("..." stands for what varies, an id):
+    # ``search`` finds the rule from a message pasted whole out of a log.
+    errors: tuple[str, ...] = ()
 
+
+_EVERY_TARGET = ("anthropic", "openai-chat", "openai-responses", "bedrock", "gemini", "deepseek")
 
 _RULES = (
     Rule(
@@ -77,9 +90,16 @@ _RULES = (
             "so long ago that the doctor no longer remembers it (a thread's last 10,000 settled calls "
             "are always remembered, up to 20,000 are: memory stays flat on histories of any length). "
             "It is ignored for pairing: it never answers a later call. APIs refuse it (Anthropic: "
-            "unexpected `tool_use_id` found in `tool_result` blocks)."
+            "unexpected `tool_use_id` found in `tool_result` blocks; OpenAI Chat: messages with role "
+            "'tool' must be a response to a preceeding message with 'tool_calls'; Responses: No tool "
+            "call found for function call output with call_id ...). Under --target it is an error, "
+            "except an output before the first user item of a Responses history, which may answer a "
+            "call of the conversation the server holds (previous_response_id)."
         ),
         example='{"role":"user","content":"hi"}\n{"role":"tool","tool_call_id":"call_9","content":"42"}',
+        targets=_EVERY_TARGET,
+        target_severity=Severity.WARNING,
+        errors=('unexpected `tool_use_id` found in `tool_result` blocks', "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'", 'No tool call found for function call output with call_id ...',),
     ),
     Rule(
         code="APX003",
@@ -92,6 +112,8 @@ _RULES = (
             "A call has exactly one result. A second one usually comes from a retried write of the "
             "runtime; which one the model should believe is not knowable from the history."
         ),
+        targets=_EVERY_TARGET,
+        target_severity=Severity.WARNING,
     ),
     Rule(
         code="APX004",
@@ -105,6 +127,8 @@ _RULES = (
             "result arrived. The result is real evidence that the tool ran, but it stands where no "
             "API accepts it."
         ),
+        targets=_EVERY_TARGET,
+        target_severity=Severity.WARNING,
     ),
     Rule(
         code="APX005",
@@ -142,7 +166,8 @@ _RULES = (
             "Anthropic's Messages API answers a tool_use only from the tool_result blocks that lead the "
             "next user message: text, images or documents go after them. A result placed after other "
             "content is refused (400: `tool_use` ids were found without `tool_result` blocks "
-            "immediately after). The result is real, so it still answers its call; the fix changes "
+            "immediately after; through Bedrock: Did not find 1 tool_result block(s) at the beginning "
+            "of this message). The result is real, so it still answers its call; the fix changes "
             "only the order of the blocks in that message, never what they say."
         ),
         example=(
@@ -150,6 +175,7 @@ _RULES = (
             '{"role":"user","content":[{"type":"text","text":"here it is"},'
             '{"type":"tool_result","tool_use_id":"toolu_1","content":"20 C"}]}'
         ),
+        errors=('`tool_use` ids were found without `tool_result` blocks immediately after', 'Did not find ... tool_result block(s) at the beginning of this message',),
     ),
     Rule(
         code="APX101",
@@ -223,6 +249,186 @@ _RULES = (
         ),
         example="$ apx-doctor check .apc/sessions/run-1.jsonl",
     ),
+    Rule(
+        code="APX301",
+        name="duplicate-tool-call-id",
+        severity=Severity.WARNING,
+        summary="a tool call reuses the id of an earlier call in the history",
+        fix="none: which result belongs to which call cannot be known",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. Providers pair results with calls by id over the whole "
+            "request, so an id may be used once. Anthropic refuses a repeated one (`tool_use` ids "
+            "must be unique), and so does Bedrock (The toolUse blocks at messages.2.content contain "
+            "duplicate Ids). Renaming a call would also rename what its result answers, so the "
+            "doctor reports it and changes nothing."
+        ),
+        example=(
+            '{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]}\n'
+            '{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a"}]}\n'
+            '{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]}'
+        ),
+        targets=("anthropic", "bedrock"),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=('`tool_use` ids must be unique', 'The toolUse blocks at ... contain duplicate Ids',),
+    ),
+    Rule(
+        code="APX302",
+        name="duplicate-item-id",
+        severity=Severity.WARNING,
+        summary="two input items carry the same id",
+        fix="none: which item the id names cannot be known",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. The Responses API refuses an input that holds one item id "
+            "twice (Duplicate item found with id ...), as a retried write of a runtime may leave "
+            "it. Both items may hold real content, so the doctor reports the second and removes "
+            "neither."
+        ),
+        example=(
+            '{"type":"reasoning","id":"rs_1","summary":[]}\n'
+            '{"type":"reasoning","id":"rs_1","summary":[]}'
+        ),
+        targets=("openai-responses", "deepseek"),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=('Duplicate item found with id ...',),
+    ),
+    Rule(
+        code="APX303",
+        name="reasoning-without-following-item",
+        severity=Severity.WARNING,
+        summary="a reasoning item is not followed by the call or message it belongs before",
+        fix="none: the item it belongs before was never recorded",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. A response cut off right after its reasoning leaves that "
+            "item alone, and the Responses API refuses it (Item 'rs_...' of type 'reasoning' was "
+            "provided without its required following item). The missing call or message cannot "
+            "be written without inventing it, and removing the reasoning would drop recorded "
+            "content, so the doctor reports it."
+        ),
+        example=(
+            '{"role":"user","content":"hi"}\n'
+            '{"type":"reasoning","id":"rs_1","summary":[]}\n'
+            '{"role":"user","content":"well?"}'
+        ),
+        targets=("openai-responses",),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=("Item '...' of type 'reasoning' was provided without its required following item",),
+    ),
+    Rule(
+        code="APX304",
+        name="empty-text-block",
+        severity=Severity.WARNING,
+        summary="a message holds a text block with no text",
+        fix="removed only with --drop-empty-blocks, and only where the message keeps other content",
+        fix_safety=FixSafety.OPT_IN,
+        explanation=(
+            "Checked under --target. An interrupted turn often leaves the text block it had "
+            "started, still empty. Anthropic refuses it (text content blocks must be non-empty; "
+            "with a cache breakpoint: cache_control cannot be set for empty text blocks), and so "
+            "does Bedrock. The block says nothing, so --drop-empty-blocks removes it; a message "
+            "it is the only content of is left as it is (removing it would break the turn order)."
+        ),
+        example='{"role":"assistant","content":[{"type":"text","text":""},{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]}',
+        targets=("anthropic", "bedrock"),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=('text content blocks must be non-empty', 'cache_control cannot be set for empty text blocks',),
+    ),
+    Rule(
+        code="APX305",
+        name="empty-tool-result",
+        severity=Severity.WARNING,
+        summary="a tool result has no content, or only empty text",
+        fix="none: the tool's output cannot be invented",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. A result written while its tool was still running can be "
+            "left with an empty content list or one empty text block. Bedrock refuses it, and "
+            "Anthropic refuses its empty text block (text content blocks must be non-empty). "
+            "The result is real, and only the runtime knows what the tool returned, so the doctor "
+            "reports it and changes nothing."
+        ),
+        example=(
+            '{"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_1","content":[{"text":""}]}}]}'
+        ),
+        targets=("bedrock",),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=('text content blocks must be non-empty',),
+    ),
+    Rule(
+        code="APX306",
+        name="roles-not-alternating",
+        severity=Severity.WARNING,
+        summary="two messages of one role stand in a row where the provider wants them to alternate",
+        fix="none in the history; a repair under such a target never adds a second message of one role",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. Bedrock Converse, Gemini and many chat templates refuse a "
+            "history whose roles do not alternate (Conversation roles must alternate "
+            "user/assistant/user/assistant; A conversation must alternate between user and "
+            "assistant roles). Anthropic's own API merges such messages, so its histories often "
+            "hold them. Under such a target the doctor puts each not-run record into the next "
+            "user message instead of adding one, and reports the pairs already in the history."
+        ),
+        example=(
+            '{"role":"user","content":[{"type":"text","text":"hi"}]}\n'
+            '{"role":"user","content":[{"type":"text","text":"are you there?"}]}'
+        ),
+        targets=("bedrock", "gemini"),
+        target_severity=None,
+        target_only=True,
+        errors=('Conversation roles must alternate user/assistant/user/assistant', 'A conversation must alternate between user and assistant roles',),
+    ),
+    Rule(
+        code="APX307",
+        name="tool-result-split-from-call",
+        severity=Severity.WARNING,
+        summary="another message stands between a tool call and its result, where the provider wants them together",
+        fix="none: moving the result would reorder the history",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. OpenAI accepts an assistant message or reasoning between a "
+            "call and its output; stricter providers do not. DeepSeek refused a Responses history "
+            "with an assistant message between call-a and its output (No tool output found for "
+            "tool call call-a.). The doctor moves no recorded line; under such a target it also "
+            "writes no not-run record where one would stand split from its call, and reports "
+            "that call as not fixable."
+        ),
+        example=(
+            '{"type":"function_call","call_id":"call-a","name":"ls","arguments":"{}"}\n'
+            '{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Listing."}]}\n'
+            '{"type":"function_call_output","call_id":"call-a","output":"a b"}'
+        ),
+        targets=("deepseek",),
+        target_severity=None,
+        target_only=True,
+        errors=('No tool output found for tool call ...',),
+    ),
+    Rule(
+        code="APX308",
+        name="thinking-block-without-signature",
+        severity=Severity.WARNING,
+        summary="a thinking block has an empty or missing signature",
+        fix="none: thinking blocks are never edited",
+        fix_safety=FixSafety.NONE,
+        explanation=(
+            "Checked under --target. A thinking block is sent back with the signature the "
+            "provider gave it; a crash mid-write can leave it empty or missing, and the API "
+            "refuses it (Invalid `signature` in `thinking` block). Providers also refuse a "
+            "modified thinking block, so the doctor never edits or removes one: it reports it."
+        ),
+        example='{"role":"assistant","content":[{"type":"thinking","thinking":"Let me look.","signature":""}]}',
+        targets=("anthropic", "bedrock"),
+        target_severity=Severity.WARNING,
+        target_only=True,
+        errors=('Invalid `signature` in `thinking` block',),
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
@@ -239,6 +445,7 @@ def rule_markdown(rule: Rule) -> str:
         "",
         f"Severity: {rule.severity}. Fix: {rule.fix_safety} ({rule.fix}).",
         "",
+        *([f"Under --target: {target_severities(rule)}.", ""] if rule.targets else []),
         f"What it means: {rule.summary}.",
         "",
         f"Why it matters: {rule.explanation}",
@@ -248,11 +455,67 @@ def rule_markdown(rule: Rule) -> str:
     return "\n".join(parts) + "\n"
 
 
+def target_severities(rule: Rule) -> str:
+    """How ``rule`` is reported under the provider profiles (``--target``), in words."""
+    if not rule.targets:
+        return f"{rule.severity} under every target"
+    out = "error under " + ", ".join(rule.targets)
+    others = str(rule.target_severity) if rule.target_severity is not None else "not reported"
+    if len(rule.targets) < len(_EVERY_TARGET):
+        out += f"; {others} under the others"
+    if rule.target_only:
+        out += "; checked only under a target"
+    return out
+
+
+def search(text: str) -> list[Rule]:
+    """The rules whose code, name, summary, fix or explanation holds ``text``, or one of
+    whose provider errors ``text`` holds (a message pasted whole out of a log, ids and all).
+
+    Case and runs of white space, backticks and quotes are ignored, so a fragment of a
+    provider's error (``unexpected tool_use_id``, with or without its backticks) finds
+    the rule that quotes it.
+    """
+    needle = _folded(text)
+    if not needle:
+        return []
+    return [
+        rule
+        for rule in _RULES
+        if any(needle in _folded(part) for part in (rule.code, rule.name, rule.summary, rule.fix, rule.explanation, *rule.errors))
+        or any(_holds(needle, _folded(error)) for error in rule.errors)
+    ]
+
+
+def _holds(needle: str, error: str) -> bool:
+    """Whether ``needle`` holds the whole of ``error``, each "..." standing for anything."""
+    at = 0
+    for piece in error.split("..."):
+        piece = piece.strip()
+        found = needle.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _folded(text: str) -> str:
+    kept = "".join(" " if ch in "`'\"" else ch for ch in text.lower().replace("\u2026", "..."))
+    return " ".join(kept.split())
+
+
 def markdown_table() -> str:
     """The README's table of codes; a test keeps the README equal to it."""
-    rows = ["| code | name | severity | what it means | fix |", "|---|---|---|---|---|"]
+    rows = [
+        "| code | name | severity | under `--target` | what it means | fix |",
+        "|---|---|---|---|---|---|",
+    ]
     for rule in _RULES:
-        cells = (f"`{rule.code}`", f"`{rule.name}`", str(rule.severity), rule.summary, rule.fix)
+        under = ", ".join(rule.targets) + " (error)" if rule.targets else "as without"
+        if rule.targets and len(rule.targets) < len(_EVERY_TARGET):
+            under += "; others: " + (str(rule.target_severity) if rule.target_severity else "not reported")
+        severity = "only under `--target`" if rule.target_only else str(rule.severity)
+        cells = (f"`{rule.code}`", f"`{rule.name}`", severity, under, rule.summary, rule.fix)
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(rows) + "\n"
 

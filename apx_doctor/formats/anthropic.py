@@ -32,7 +32,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
-from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -112,7 +112,9 @@ class AnthropicAdapter(FormatAdapter):
                 other = True
         # Only text (or images, documents...) ends the window for results: a
         # message of results alone may be followed by more, merged by the API.
-        entry = Entry(other, other, tuple(results))
+        # Where roles must alternate (--target bedrock) no more may follow: it
+        # closes what it leaves pending, and the records go into it.
+        entry = Entry(other, other or self.alternating, tuple(results))
         if late is None:
             return entry
         return _results_first(obj, content, entry, late)
@@ -134,7 +136,81 @@ class AnthropicAdapter(FormatAdapter):
         return Entry(False, boundary, (), tuple(calls))
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+        if self.alternating and type(before) is dict and before.get("role") == "user":
+            content = before.get("content")
+            if isinstance(content, (str, list)):
+                # A second user message in a row would be refused: the records go
+                # into this one, after the results it holds, before everything else.
+                blocks = [self._record(p.call)["content"][0] for p in closed]
+                if isinstance(content, str):
+                    rest = [{"type": "text", "text": content}]
+                    held: list = []
+                else:
+                    held = [b for b in content if _is_result(b)]
+                    rest = [b for b in content if not _is_result(b)]
+                merged = {**before, "content": held + blocks + rest}
+                return Insertion([], merged, [merged] * len(closed))
+        if self.alternating and len(closed) > 1:
+            # One user message answers the whole assistant message, not one a call.
+            record = {"role": "user", "content": [self._record(p.call)["content"][0] for p in closed]}
+            return Insertion([record], answers=[record] * len(closed))
         return Insertion([self._record(p.call) for p in closed])
+
+    def shape(self, obj: Any) -> Shape | None:
+        """What a message is for the --target checks (APX3xx)."""
+        if type(obj) is not dict:
+            return None
+        role = obj.get("role")
+        content = obj.get("content")
+        if role not in ("user", "assistant"):
+            return None
+        if isinstance(content, str):
+            return Shape("turn" if role == "user" else "message", role, opens=role == "user", turn=role == "user", empty_text=int(content == ""))
+        if not isinstance(content, list):
+            return None
+        calls, results, empty_results = [], [], []
+        empty = kept = unsigned = 0
+        other = False
+        for block in content:
+            kind = block.get("type") if type(block) is dict else None
+            if kind == "text":
+                if block.get("text") == "":
+                    empty += 1
+                    continue
+                other = True
+            elif kind in ("tool_use", "server_tool_use"):
+                if isinstance(block.get("id"), str):
+                    calls.append(block["id"])
+            elif kind == "tool_result":
+                call_id = str_or_none(block.get("tool_use_id"))
+                if call_id is not None:
+                    results.append(call_id)
+                if "content" in block and _empty_content(block["content"]):
+                    empty_results.append(call_id)
+            elif kind == "thinking":
+                signature = block.get("signature")
+                if not isinstance(signature, str) or not signature:
+                    unsigned += 1
+            else:
+                other = other or kind != "tool_result"
+            kept += 1
+        opens = role == "user" and other
+        return Shape(
+            "turn" if opens else "message",
+            role,
+            opens=opens,
+            turn=opens,
+            calls=tuple(calls),
+            results=tuple(results),
+            empty_text=empty,
+            droppable=empty > 0 and kept > 0,
+            empty_results=tuple(empty_results),
+            unsigned_thinking=unsigned,
+        )
+
+    def without_empty_text(self, obj: Any) -> Any:
+        content = obj.get("content")
+        return {**obj, "content": [b for b in content if not _empty_text_block(b)]}
 
     def _record(self, call: ToolCall) -> dict:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": self.marker}
@@ -194,6 +270,17 @@ def _results_first(obj: dict, content: list, entry: Entry, late: dict) -> Amend:
     what = "a tool_result" if call_id is None else f"the tool_result for {call_id!r}"
     message = f"{what} follows other content in this user message; the API wants the results first"
     return Amend(entry, "APX007", message, {**obj, "content": results + rest}, call_id)
+
+
+def _empty_text_block(block: Any) -> bool:
+    return type(block) is dict and block.get("type") == "text" and block.get("text") == ""
+
+
+def _empty_content(content: Any) -> bool:
+    """A result's content that says nothing: "", [], or only empty text blocks."""
+    if content == "":
+        return True
+    return isinstance(content, list) and all(_empty_text_block(b) for b in content)
 
 
 def _is_result(block: Any) -> bool:

@@ -60,6 +60,38 @@ class Amend(Entry):
         self.call_id = call_id
 
 
+@dataclass(slots=True)
+class Shape:
+    """What one message is for the provider profiles' checks (``profiles.Structure``).
+
+    Built only under ``--target``, by an adapter's ``shape`` hook; the pairing
+    engine never sees it.
+    """
+
+    # "call" (an item a response makes: a call, a server item), "message" (an
+    # assistant message), "reasoning", "output", "turn" (a user, system or
+    # developer message), or "pass" (says nothing about what follows what).
+    kind: str = "message"
+    # "user" or "assistant" where the format's roles must alternate; None: takes no part.
+    role: str | None = None
+    # A real user entry (the first one starts the history a server conversation continues).
+    opens: bool = False
+    # Ends the window in which results may follow their calls.
+    turn: bool = False
+    # The item's own id (Responses), which must be unique in the input.
+    item_id: str | None = None
+    calls: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    # Text blocks with no text, outside results; ``droppable``: removing them
+    # leaves the message other content (``without_empty_text`` can).
+    empty_text: int = 0
+    droppable: bool = False
+    # Results with no content, or only empty text (their call ids).
+    empty_results: tuple[str | None, ...] = ()
+    # Thinking blocks whose signature is empty or missing.
+    unsigned_thinking: int = 0
+
+
 class Detection:
     """How sure an adapter is that sample lines are in its format."""
 
@@ -124,6 +156,14 @@ class FormatAdapter:
     # the library skips feeding it (see the chat adapter). None: every message
     # is fed.
     clean_run: ClassVar[Any] = None
+    # Under a provider profile whose roles alternate (``--target bedrock``), the
+    # doctor sets this: an adapter whose not-run record would be a message of
+    # its own puts it into the next user message instead.
+    alternating: bool = False
+    # Optional, for ``--target``: ``shape(obj) -> Shape | None`` says what a
+    # message is for the APX3xx checks (None: nothing to check on it). None:
+    # the format has none of them.
+    shape: ClassVar[Any] = None
 
     def __init__(self, *, marker: str = DEFAULT_MARKER) -> None:
         self.marker = marker
@@ -148,6 +188,11 @@ class FormatAdapter:
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without the given stray results, or ``DROP`` to remove it whole."""
         return DROP
+
+    def without_empty_text(self, obj: Any) -> Any:
+        """``obj`` without its empty text blocks (``--drop-empty-blocks``), for a line whose
+        ``Shape`` says they are ``droppable``; results and thinking blocks are left as they are."""
+        return obj
 
     def relink(self, obj: Any) -> Any:
         """A line that links to a line ``drop_results`` removed, re-pointed (None: unchanged).

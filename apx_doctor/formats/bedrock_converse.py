@@ -46,7 +46,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall
-from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line
+from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line
 
 # The members of the ContentBlock union (Bedrock Runtime API reference).
 _BLOCKS = frozenset(
@@ -149,6 +149,59 @@ class BedrockConverseAdapter(FormatAdapter):
     def _block(self, call: ToolCall) -> dict:
         return {"toolResult": {"toolUseId": call.id, "content": [{"text": self.marker}]}}
 
+    def shape(self, obj: Any) -> Shape | None:
+        """What a message is for the --target checks (APX3xx)."""
+        if type(obj) is not dict or type(obj.get("content")) is not list:
+            return None
+        role = obj.get("role")
+        if role not in ("user", "assistant"):
+            return None
+        calls, results, empty_results = [], [], []
+        empty = kept = unsigned = 0
+        other = False
+        for block in obj["content"]:
+            if type(block) is not dict:
+                continue
+            if _empty_text(block):
+                empty += 1
+                continue
+            kept += 1
+            use, result, reasoning = block.get("toolUse"), block.get("toolResult"), block.get("reasoningContent")
+            if type(use) is dict:
+                if type(use.get("toolUseId")) is str and use["toolUseId"]:
+                    calls.append(use["toolUseId"])
+            elif type(result) is dict:
+                call_id = result.get("toolUseId")
+                call_id = call_id if type(call_id) is str else None
+                if call_id is not None:
+                    results.append(call_id)
+                content = result.get("content")
+                if type(content) is list and all(type(b) is dict and _empty_text(b) for b in content):
+                    empty_results.append(call_id)
+            elif type(reasoning) is dict:
+                text = reasoning.get("reasoningText")
+                # Some model families sign nothing; a signature present but empty was cut off.
+                if type(text) is dict and "signature" in text and not (type(text["signature"]) is str and text["signature"]):
+                    unsigned += 1
+            elif "cachePoint" not in block:
+                other = True
+        opens = role == "user" and other
+        return Shape(
+            "turn" if opens else "message",
+            role,
+            opens=opens,
+            turn=opens,
+            calls=tuple(calls),
+            results=tuple(results),
+            empty_text=empty,
+            droppable=empty > 0 and kept > 0,
+            empty_results=tuple(empty_results),
+            unsigned_thinking=unsigned,
+        )
+
+    def without_empty_text(self, obj: Any) -> Any:
+        return {**obj, "content": [b for b in obj["content"] if not (type(b) is dict and _empty_text(b))]}
+
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         content = obj.get("content") if type(obj) is dict else None
         if type(content) is not list:
@@ -179,6 +232,10 @@ def _text(content: Any) -> str | None:
             text = block.get("text")
             return text if type(text) is str else None
     return None
+
+
+def _empty_text(block: dict) -> bool:
+    return len(block) == 1 and block.get("text") == ""
 
 
 def _after_results(content: list, blocks: list) -> list:

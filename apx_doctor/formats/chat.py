@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import _PLACEHOLDER_LONGEST, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, text_of
+from .base import _PLACEHOLDER_LONGEST, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, Shape, text_of
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
@@ -148,6 +148,21 @@ class ChatAdapter(FormatAdapter):
                 break
             i = j
         return i, answered
+
+    def shape(self, obj: Any) -> Shape | None:
+        """What a message is for the --target checks (APX3xx)."""
+        if type(obj) is not dict:
+            return None
+        role = obj.get("role")
+        if role == "tool":
+            call_id = obj.get("tool_call_id")
+            return Shape("output", results=(call_id,) if type(call_id) is str else ())
+        if role == "assistant":
+            calls = tuple(c.id for c in _calls(obj.get("tool_calls")))
+            return Shape("call" if calls else "message", calls=calls)
+        if role in ("user", "system", "developer"):
+            return Shape("turn", opens=role == "user", turn=True)
+        return None
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion(

@@ -44,7 +44,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from ..engine import Entry, PendingCall, ToolCall
-from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line
+from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line
 
 _KEYS = frozenset({"role", "parts"})
 # "" and no role at all: a user turn (the API lets the role be blank or unset).
@@ -73,6 +73,8 @@ _DECISIVE = _PART_FIELDS - {"text"}
 
 _BOUNDARY = Entry(boundary=True)
 _PROMPT = Entry(opens_history=True, boundary=True)
+# A part that is empty text and nothing else (APX304).
+_EMPTY_TEXT = {"text": ""}
 
 
 class GeminiApiAdapter(FormatAdapter):
@@ -234,6 +236,52 @@ class GeminiApiAdapter(FormatAdapter):
         response["name"] = call.name
         response["response"] = {"output": self.marker}
         return {"functionResponse": response}
+
+    def shape(self, obj: Any) -> Shape | None:
+        """What a Content is for the --target checks (APX3xx)."""
+        if type(obj) is not dict or type(obj.get("parts")) is not list:
+            return None
+        role = obj.get("role")
+        if role == "model":
+            side = "assistant"
+        elif _users(role):
+            side = "user"
+        else:
+            return None
+        calls, results = [], []
+        empty = kept = 0
+        other = False
+        for part in obj["parts"]:
+            if type(part) is not dict:
+                continue
+            if part == _EMPTY_TEXT:
+                empty += 1
+                continue
+            kept += 1
+            call, response = part.get("functionCall"), part.get("functionResponse")
+            if type(call) is dict:
+                if type(call.get("id")) is str and call["id"]:
+                    calls.append(call["id"])
+            elif type(response) is dict:
+                if type(response.get("id")) is str and response["id"]:
+                    results.append(response["id"])
+            else:
+                other = True
+        opens = side == "user" and other
+        return Shape(
+            "turn" if opens else "message",
+            side,
+            opens=opens,
+            turn=opens,
+            calls=tuple(calls),
+            results=tuple(results),
+            empty_text=empty,
+            droppable=empty > 0 and kept > 0,
+        )
+
+    def without_empty_text(self, obj: Any) -> Any:
+        # Only a part that is nothing but empty text: one with a thoughtSignature is kept.
+        return {**obj, "parts": [p for p in obj["parts"] if p != _EMPTY_TEXT]}
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         parts = obj.get("parts") if type(obj) is dict else None

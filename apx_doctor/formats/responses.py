@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
+from .base import Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
 
 # Call types answered by the client, and whether an honest not-run output exists.
 # A shell_call_output needs an exit outcome, an apply_patch_call_output a
@@ -119,6 +119,40 @@ class ResponsesAdapter(FormatAdapter):
             # The SDK links this output by `id` (the call's call_id).
             call_id = obj.get("id")
         return Entry(False, False, (self.result_for(call_id, obj.get("output")),))
+
+    def shape(self, obj: Any) -> Shape | None:
+        """What an item is for the --target checks (APX3xx)."""
+        if type(obj) is not dict:
+            return None
+        kind = obj.get("type")
+        item_id = str_or_none(obj.get("id")) or None
+        if kind is None or kind == "message":
+            role = obj.get("role")
+            if role == "assistant":
+                return Shape("message", item_id=item_id)
+            if role in ("user", "system", "developer"):
+                return Shape("turn", opens=role == "user", turn=True, item_id=item_id)
+            return Shape("pass", item_id=item_id)
+        if type(kind) is not str:
+            return None
+        call_id = str_or_none(obj.get("call_id"))
+        if kind in _CALLS or kind == _TOOL_SEARCH_CALL:
+            return Shape("call", item_id=item_id, calls=(call_id,) if call_id else ())
+        if kind in _OUTPUTS or kind == _TOOL_SEARCH_OUTPUT:
+            if kind == "local_shell_call_output" and call_id is None:
+                # Its `id` is the link to its call, not an id of its own.
+                return Shape("output", results=(item_id,) if item_id else ())
+            return Shape("output", item_id=item_id, results=(call_id,) if call_id else ())
+        if kind == "reasoning":
+            return Shape("reasoning", item_id=item_id)
+        if kind == _COMPACTION:
+            return Shape("turn", turn=True, item_id=item_id)
+        if kind == "item_reference":
+            return Shape("pass")
+        if kind in _SELF_CONTAINED:
+            # A server item a response makes: it may be what a reasoning item precedes.
+            return Shape("call", item_id=item_id)
+        return Shape("pass", item_id=item_id)
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion([self._record(p.call) for p in closed])
