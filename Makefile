@@ -1,17 +1,34 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# One stamp a step, named by pyproject.toml's checksum: `make demo` installs the
+# package and its runtime dependencies only; `make test` then adds the test
+# extra to the same .venv (a later `make demo` keeps it: nothing is uninstalled).
+STAMP := $(VENV)/.installed-$(PYPROJECT_SUM)
+TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_SUM)
+LINT_STAMP := $(VENV)/.installed-lint-$(PYPROJECT_SUM)
 
-.PHONY: demo test e2e runtimes install clean fuzz bench
+.PHONY: demo test e2e runtimes install install-test lint clean fuzz bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	@rm -f $(filter-out $(TEST_STAMP) $(LINT_STAMP),$(wildcard $(VENV)/.installed-*))
+	@touch $@
+
+$(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@rm -f $(VENV)/.installed-*
+	@rm -f $(wildcard $(VENV)/.installed-test-*)
+	@touch $@
+
+# ruff and mypy, configured in pyproject.toml ([tool.ruff], [tool.mypy]).
+$(LINT_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet 'ruff>=0.6' 'mypy>=1.10'
+	@rm -f $(wildcard $(VENV)/.installed-lint-*)
 	@touch $@
 
 # An editable install compiles nothing, and PYTHONDONTWRITEBYTECODE keeps it so:
@@ -19,6 +36,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 # non-editable pip install would not. compileall redoes only changed files.
 install: $(STAMP)
 	@$(BIN)/python -m compileall -q apx_doctor
+
+install-test: install $(TEST_STAMP)
+
+lint: $(LINT_STAMP)
+	$(BIN)/ruff check apx_doctor tests
+	$(BIN)/ruff format --check apx_doctor tests
+	$(BIN)/mypy
 
 demo: install
 	@echo '$$ apx-doctor check examples/dashboard.jsonl'
@@ -30,7 +54,7 @@ demo: install
 	@echo '$$ apx-doctor fix --output - examples/dashboard.jsonl'
 	@$(BIN)/apx-doctor fix --output - examples/dashboard.jsonl; echo "(exit $$?)"
 
-test: install
+test: install-test
 	$(BIN)/python -m pytest -q
 
 # The real runtimes (tests/runtimes/package.json, pinned by its lock file),
@@ -47,20 +71,20 @@ $(RUNTIMES_STAMP): $(RUNTIMES)/package.json $(RUNTIMES)/package-lock.json
 
 runtimes: $(RUNTIMES_STAMP)
 
-e2e: install runtimes
+e2e: install-test runtimes
 	$(BIN)/python -m pytest -q tests/e2e
 
 # Coverage-guided fuzzing of the line reader, the streaming pass and the engine
 # (atheris; a hypothesis-driven loop where atheris does not install). Bounded:
 # FUZZ_SECONDS (60 by default). Prints inputs tried and crashes; exit 1 on a crash.
 FUZZ_SECONDS ?= 60
-fuzz: install
+fuzz: install-test
 	-@$(BIN)/python -m pip install --quiet 'atheris>=2.3' || echo "atheris did not install: using the hypothesis loop"
 	$(BIN)/python fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 # Every row of the performance table (issue 5) on generated data (bench/data/).
 # BENCH_SCALE=0.05 for a quick run; full size takes about 7 minutes on 2 cores, one of them to generate the data.
-bench: install
+bench: install-test
 	-@$(BIN)/python -m pip install --quiet -e '.[bench]' || echo "deepagents did not install: the library row has no peer"
 	$(BIN)/python bench/run.py
 

@@ -5,15 +5,21 @@ Exit codes are a contract:
   fix    0 nothing to change and nothing unfixable, 1 changed (or would change) a file or
          unfixable errors remain, 2 as for check
   rule, show  0 done, 2 usage error or unreadable input
+  --exit-zero turns 1 into 0; 2 stays 2.
 
-Findings go to stdout; progress, summaries and errors to stderr. Everything
-heavy (Rich, the reporters, the configuration) is imported inside commands, so
-``apx-doctor --version`` and ``--help`` start fast.
+Findings go to stdout (or --report-file); progress, summaries and errors to
+stderr. Everything heavy (Rich, the reporters, the configuration) is imported
+inside commands, so ``apx-doctor --version`` and ``--help`` start fast.
+
+``check`` and ``fix`` take one option list (``_OPTIONS``); what the command
+line said becomes one ``config.Flags`` value, and ``config.build`` puts it over
+each file's configuration into the ``config.Options`` the run reads.
 """
 
 # No ``from __future__ import annotations`` here: Typer reads every command's
 # annotations at start-up, and real ones cost it nothing to evaluate.
 
+import inspect
 import os
 import sys
 import time
@@ -29,10 +35,11 @@ EXIT_OK, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
 app = typer.Typer(
     name="apx-doctor",
     help="Check recorded agent sessions for tool calls that never got a result, and repair them.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 # The registry's format names, in its order (formats.format_names(), which a
@@ -63,6 +70,7 @@ InputFormat = Enum("InputFormat", {name: name for name in ("auto", *FORMAT_NAMES
 
 class OutputFormat(str, Enum):
     text = "text"
+    concise = "concise"
     json = "json"
     json_lines = "json-lines"
     github = "github"
@@ -83,7 +91,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
     pass
 
@@ -123,8 +131,9 @@ INPUT_FORMAT = typer.Option("auto", "--input-format", help="The transcript forma
 OUTPUT_FORMAT = typer.Option(
     None,
     "--output-format",
-    help="text for people, json / json-lines for tools, github for workflow annotations, sarif for code scanning. "
-    "Default: github under GitHub Actions, text elsewhere.",
+    help="text for people, concise for editors and grep (path:line:col: CODE message), json / json-lines for tools, "
+    "github for workflow annotations, sarif for code scanning. "
+    "Default: output-format in the configuration, else github under GitHub Actions, else text.",
     show_default=False,
 )
 MARKER = typer.Option(
@@ -134,13 +143,39 @@ VERBOSE = typer.Option(False, "--verbose", "-v", help="Name each file as it is d
 QUIET = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary.")
 COLOR = typer.Option(Color.auto, "--color", help="Colour the text output (auto honours NO_COLOR and FORCE_COLOR).")
 CONFIG = typer.Option(
-    None, "--config", metavar="PATH", help="Read [tool.apx-doctor] from this file instead of the nearest pyproject.toml."
+    None,
+    "--config",
+    metavar="PATH",
+    help="Read the configuration from this file (its [tool.apx-doctor] table, or an apx-doctor.toml's keys) "
+    "for every input, instead of the nearest one above each file.",
 )
 ISOLATED = typer.Option(False, "--isolated", help="Ignore every configuration file.")
 SELECT = typer.Option(
     None, "--select", metavar="CODES", help="Report only these codes or prefixes (comma-separated), e.g. APX001,APX1."
 )
 IGNORE = typer.Option(None, "--ignore", metavar="CODES", help="Do not report these codes or prefixes (comma-separated).")
+EXTEND_SELECT = typer.Option(
+    None,
+    "--extend-select",
+    metavar="CODES",
+    help="Also report these codes or prefixes (comma-separated, or repeated), even where ignore names them.",
+    show_default=False,
+)
+EXTEND_IGNORE = typer.Option(
+    None,
+    "--extend-ignore",
+    metavar="CODES",
+    help="Also leave out these codes or prefixes (comma-separated, or repeated), on top of ignore.",
+    show_default=False,
+)
+PER_FILE_IGNORES = typer.Option(
+    None,
+    "--per-file-ignores",
+    metavar="PATTERN:CODES",
+    help="Codes not to report in files matching a glob, e.g. 'fixtures/*:APX001,APX002' (repeatable); "
+    "replaces per-file-ignores of the configuration.",
+    show_default=False,
+)
 JOBS = typer.Option(
     None, "--jobs", "-j", min=1, metavar="N", help="Check files on N processes (default: all cores); the report is the same."
 )
@@ -148,92 +183,223 @@ SHOW_ALL = typer.Option(False, "--show-all", help="Text output: print every row,
 KEEP_OPEN_TAIL = typer.Option(
     False, "--keep-open-tail", help="Leave calls of the last turn open: the file may still be written to."
 )
+EXIT_ZERO = typer.Option(
+    False, "--exit-zero", help="Exit 0 even when there are findings (or changes); trouble still exits 2."
+)
+STATISTICS = typer.Option(False, "--statistics", help="Print how many findings each code has, instead of the findings.")
+REPORT_FILE = typer.Option(
+    None,
+    "--report-file",
+    metavar="PATH",
+    help="Write the report (any --output-format) to this file instead of stdout; the summary stays on stderr.",
+)
+STDIN_FILENAME = typer.Option(
+    None,
+    "--stdin-filename",
+    metavar="NAME",
+    help="The name of standard input: reports show it, and configuration and excludes are chosen for it.",
+)
+
+TARGET = typer.Option(
+    None,
+    "--target",
+    metavar="PROVIDER",
+    help="The provider the history is sent to: anthropic, openai-chat, openai-responses, bedrock, gemini, deepseek, "
+    "or auto (the one the format implies). Its refusals are errors, and the APX3xx checks run. [default: none, "
+    "the format's own rules]",
+    show_default=False,
+)
+FAIL_ON = typer.Option(
+    None,
+    "--fail-on",
+    metavar="SEVERITY",
+    help="The lowest severity that makes the exit code 1: error, warning or info. [default: error]",
+    show_default=False,
+)
+
+# Every option a command can take: name -> (annotation, Typer parameter).
+_OPTIONS = {
+    "paths": (List[str], PATHS),
+    "in_place": (bool, typer.Option(False, "--in-place", "-i", help="Write each repaired file back, atomically.")),
+    "output": (
+        Optional[str],
+        typer.Option(None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."),
+    ),
+    "diff": (
+        bool,
+        typer.Option(
+            False,
+            "--diff",
+            help="Print what fix would change as a unified diff (patch -p0 and git apply -p0 take it); writes nothing. "
+            "Exit 1 when there is a diff.",
+        ),
+    ),
+    "drop_orphans": (
+        Optional[bool],
+        typer.Option(
+            None,
+            "--drop-orphans/--no-drop-orphans",
+            help="Also remove results that answer no call, duplicates and late results. [default: no]",
+            show_default=False,
+        ),
+    ),
+    "drop_empty_blocks": (
+        Optional[bool],
+        typer.Option(
+            None,
+            "--drop-empty-blocks/--no-drop-empty-blocks",
+            help="Also remove empty text blocks (APX304, under --target) from messages that keep other content. [default: no]",
+            show_default=False,
+        ),
+    ),
+    "target": (Optional[str], TARGET),
+    "fail_on": (Optional[str], FAIL_ON),
+    "input_format": (InputFormat, INPUT_FORMAT),
+    "output_format": (Optional[OutputFormat], OUTPUT_FORMAT),
+    "marker": (Optional[str], MARKER),
+    "color": (Color, COLOR),
+    "verbose": (bool, VERBOSE),
+    "quiet": (bool, QUIET),
+    "config": (Optional[str], CONFIG),
+    "isolated": (bool, ISOLATED),
+    "select": (Optional[str], SELECT),
+    "ignore": (Optional[str], IGNORE),
+    "extend_select": (Optional[List[str]], EXTEND_SELECT),
+    "extend_ignore": (Optional[List[str]], EXTEND_IGNORE),
+    "per_file_ignores": (Optional[List[str]], PER_FILE_IGNORES),
+    "keep_open_tail": (bool, KEEP_OPEN_TAIL),
+    "salvage": (
+        bool,
+        typer.Option(False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."),
+    ),
+    "jobs": (Optional[int], JOBS),
+    "show_all": (bool, SHOW_ALL),
+    "call_id": (Optional[str], CALL_ID),
+    "exclude": (Optional[List[str]], EXCLUDE),
+    "extend_exclude": (Optional[List[str]], EXTEND_EXCLUDE),
+    "force_exclude": (Optional[bool], FORCE_EXCLUDE),
+    "exit_zero": (bool, EXIT_ZERO),
+    "statistics": (bool, STATISTICS),
+    "report_file": (Optional[str], REPORT_FILE),
+    "stdin_filename": (Optional[str], STDIN_FILENAME),
+    "force": (
+        bool,
+        typer.Option(
+            False, "--force", help="--in-place: rewrite even a file another process holds open for writing (a live session)."
+        ),
+    ),
+    "backup": (
+        bool,
+        typer.Option(
+            False, "--backup", help="--in-place: keep the original bytes beside each file it replaces (<file>.bak, .bak.1, ...)."
+        ),
+    ),
+}
+
+# What check and fix share, in the order --help lists it.
+_SHARED = (
+    "input_format",
+    "output_format",
+    "marker",
+    "color",
+    "verbose",
+    "quiet",
+    "config",
+    "isolated",
+    "select",
+    "ignore",
+    "extend_select",
+    "extend_ignore",
+    "per_file_ignores",
+    "keep_open_tail",
+    "jobs",
+    "show_all",
+    "call_id",
+    "exclude",
+    "extend_exclude",
+    "force_exclude",
+    "exit_zero",
+    "statistics",
+    "report_file",
+    "stdin_filename",
+    "target",
+    "fail_on",
+)
+_CHECK = ("paths", *_SHARED)
+_FIX = ("paths", "in_place", "output", "diff", "drop_orphans", "drop_empty_blocks", *_SHARED[: _SHARED.index("keep_open_tail") + 1], "salvage", *_SHARED[_SHARED.index("keep_open_tail") + 1 :], "force", "backup")
+# Flags fields that are tuples when given and empty when not.
+_EMPTY_WHEN_NOT_GIVEN = ("extend_select", "extend_ignore", "extend_exclude")
+
+
+def _takes(names: tuple[str, ...]):
+    """Give a command the options ``names`` and hand it one ``config.Flags`` of what was said."""
+
+    def wrap(func):
+        def command(**given):
+            return func(_flags(func.__name__, given))
+
+        parameters = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_OPTIONS[name][1], annotation=_OPTIONS[name][0])
+            for name in names
+        ]
+        command.__name__ = command.__qualname__ = func.__name__
+        command.__doc__ = func.__doc__
+        command.__module__ = func.__module__
+        command.__signature__ = inspect.Signature(parameters)
+        return command
+
+    return wrap
+
+
+def _flags(command: str, given: dict):
+    from .config import Flags
+
+    values = {}
+    for name, value in given.items():
+        if isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, list):
+            value = tuple(value)
+        if value is None and name in _EMPTY_WHEN_NOT_GIVEN:
+            value = ()
+        values[name] = value
+    values["paths"] = values.get("paths") or ()
+    return Flags(command=command, **values)
 
 
 @app.command()
-def check(
-    paths: List[str] = PATHS,
-    input_format: InputFormat = INPUT_FORMAT,
-    output_format: Optional[OutputFormat] = OUTPUT_FORMAT,
-    marker: Optional[str] = MARKER,
-    color: Color = COLOR,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    config: Optional[str] = CONFIG,
-    isolated: bool = ISOLATED,
-    select: Optional[str] = SELECT,
-    ignore: Optional[str] = IGNORE,
-    keep_open_tail: bool = KEEP_OPEN_TAIL,
-    jobs: Optional[int] = JOBS,
-    show_all: bool = SHOW_ALL,
-    call_id: Optional[str] = CALL_ID,
-    exclude: Optional[List[str]] = EXCLUDE,
-    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
-    force_exclude: Optional[bool] = FORCE_EXCLUDE,
-) -> None:
+@_takes(_CHECK)
+def check(flags) -> None:
     """Report tool calls without results, and other damage. Writes nothing."""
-    flags = _Flags(paths or [], input_format.value, output_format, marker, None, color, verbose, quiet, config, isolated, select, ignore)
-    flags.keep_open_tail = keep_open_tail
-    flags.jobs, flags.show_all = jobs, show_all
-    flags.call_id, flags.exclude, flags.extend_exclude, flags.force_exclude = call_id, exclude, extend_exclude, force_exclude
-    _run("check", flags, in_place=False, output=None)
+    _run(_stdin_named(flags))
 
 
 @app.command()
-def fix(
-    paths: List[str] = PATHS,
-    in_place: bool = typer.Option(False, "--in-place", "-i", help="Write each repaired file back, atomically."),
-    output: Optional[str] = typer.Option(
-        None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."
-    ),
-    drop_orphans: Optional[bool] = typer.Option(
-        None,
-        "--drop-orphans/--no-drop-orphans",
-        help="Also remove results that answer no call, duplicates and late results. [default: no]",
-        show_default=False,
-    ),
-    input_format: InputFormat = INPUT_FORMAT,
-    output_format: Optional[OutputFormat] = OUTPUT_FORMAT,
-    marker: Optional[str] = MARKER,
-    color: Color = COLOR,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    config: Optional[str] = CONFIG,
-    isolated: bool = ISOLATED,
-    select: Optional[str] = SELECT,
-    ignore: Optional[str] = IGNORE,
-    keep_open_tail: bool = KEEP_OPEN_TAIL,
-    salvage: bool = typer.Option(
-        False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."
-    ),
-    jobs: Optional[int] = JOBS,
-    show_all: bool = SHOW_ALL,
-    call_id: Optional[str] = CALL_ID,
-    exclude: Optional[List[str]] = EXCLUDE,
-    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
-    force_exclude: Optional[bool] = FORCE_EXCLUDE,
-    force: bool = typer.Option(
-        False, "--force", help="--in-place: rewrite even a file another process holds open for writing (a live session)."
-    ),
-    backup: bool = typer.Option(
-        False, "--backup", help="--in-place: keep the original bytes beside each file it replaces (<file>.bak, .bak.1, ...)."
-    ),
-) -> None:
+@_takes(_FIX)
+def fix(flags) -> None:
     """Close every interrupted tool call with a not-run record.
 
     Without --in-place or --output this is a dry run: it shows what it would
-    change and writes nothing. Nothing under .apc/ and no AGENTS.md is ever written.
+    change and writes nothing (--diff shows it as a patch). Nothing under .apc/
+    and no AGENTS.md is ever written.
     """
-    paths = paths or []
+    flags = _stdin_named(flags)
+    paths, output, in_place = flags.paths, flags.output, flags.in_place
     if in_place and output is not None:
         _usage_error("--in-place and --output exclude each other")
-    if output is not None and len(paths) != 1 and not (call_id is not None and not paths):
+    if flags.diff and (in_place or output is not None):
+        _usage_error("--diff writes nothing; it excludes --in-place and --output")
+    if flags.diff and (flags.output_format is not None or flags.statistics):
+        _usage_error("--diff prints a diff; it takes no --output-format or --statistics")
+    if flags.diff and flags.salvage:
+        _usage_error("--salvage writes the rejected lines beside the file; --diff writes nothing")
+    if output is not None and len(paths) != 1 and not (flags.call_id is not None and not paths):
         _usage_error("--output takes exactly one input")
-    if (force or backup) and not in_place:
-        _usage_error(f"{'--force' if force else '--backup'} is for --in-place: nothing else replaces a file")
+    if (flags.force or flags.backup) and not in_place:
+        _usage_error(f"{'--force' if flags.force else '--backup'} is for --in-place: nothing else replaces a file")
     if in_place and "-" in paths:
         _usage_error("standard input cannot be fixed in place; use --output")
-    if salvage and "-" in paths and output is not None:
+    if flags.salvage and "-" in paths and output is not None:
         _usage_error("--salvage needs a file: the rejected lines are kept beside it")
     if output not in (None, "-"):
         from .discover import contract_reason
@@ -241,123 +407,181 @@ def fix(
         reason = contract_reason(output)
         if reason is not None:
             _usage_error(f"refusing to write {output}: it is in the portable project contract ({reason})")
-    flags = _Flags(paths, input_format.value, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore)
-    flags.keep_open_tail, flags.salvage = keep_open_tail, salvage
-    flags.jobs, flags.show_all = jobs, show_all
-    flags.call_id, flags.exclude, flags.extend_exclude, flags.force_exclude = call_id, exclude, extend_exclude, force_exclude
-    flags.force, flags.backup = force, backup
-    _run("fix", flags, in_place=in_place, output=output)
+    _run(flags)
 
 
-class _Flags:
-    """What check and fix share, as given on the command line (None: not given)."""
+def _stdin_named(flags):
+    """--stdin-filename names standard input: with no PATH it means -, and it needs - among the paths."""
+    if flags.stdin_filename is None:
+        return flags
+    from dataclasses import replace
 
-    # Set after construction by the commands that have them.
-    keep_open_tail: bool = False
-    salvage: bool = False
-    jobs: int | None = None  # None: all cores
-    show_all: bool = False
-    call_id: str | None = None
-    exclude: list[str] | None = None  # None: as configured
-    extend_exclude: list[str] | None = None
-    force_exclude: bool | None = None
-    force: bool = False
-    backup: bool = False
-
-    def __init__(self, paths, input_format, output_format, marker, drop_orphans, color, verbose, quiet, config, isolated, select, ignore):
-        self.paths: list[str] = paths
-        self.input_format: str = input_format
-        self.output_format: OutputFormat | None = output_format
-        self.marker: str | None = marker
-        self.drop_orphans: bool | None = drop_orphans
-        self.color: Color = color
-        self.verbose: bool = verbose
-        self.quiet: bool = quiet
-        self.config: str | None = config
-        self.isolated: bool = isolated
-        self.select: str | None = select
-        self.ignore: str | None = ignore
+    if not flags.paths:
+        return replace(flags, paths=("-",))
+    if "-" not in flags.paths:
+        _usage_error("--stdin-filename names standard input: give - as the PATH (or no PATH)")
+    return flags
 
 
 def output_format_name(given: OutputFormat | None, environ=os.environ) -> str:
-    """An explicit choice wins; under GitHub Actions the default is annotations."""
+    """An explicit choice wins; under GitHub Actions the default is annotations (config.build also weighs the file)."""
     if given is not None:
         return given.value
     return "github" if environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
-def color_choice(color: Color, environ=os.environ) -> bool | None:
+def color_choice(color: "Color | str", environ=os.environ) -> bool | None:
     """True/False for always/never; auto is plain under NO_COLOR, else Rich decides (terminal, FORCE_COLOR)."""
-    if color is Color.auto and environ.get("NO_COLOR"):
+    value = color.value if isinstance(color, Color) else color
+    if value == "auto" and environ.get("NO_COLOR"):
         # Rich's own NO_COLOR keeps bold and dim; no-color.org asks for no escapes at all.
         return False
-    return {"always": True, "never": False}.get(color.value)
+    return {"always": True, "never": False}.get(value)
 
 
-def _settings(flags: _Flags):
-    from .config import check_codes, load, merged
+class _Configured:
+    """Each input's ``Options``: the command line over the configuration nearest to it (one build a configuration)."""
 
-    def codes(value: str | None, name: str):
-        return None if value is None else check_codes(value.split(","), name)
+    def __init__(self, flags) -> None:
+        from .config import Finder, build
 
-    settings = load(flags.config, isolated=flags.isolated)
-    select, ignore = codes(flags.select, "--select"), codes(flags.ignore, "--ignore")
-    if select is not None and ignore is None:
-        # A rule selected on the command line is reported even if the file ignores it.
-        ignore = ()
-    exclude = None if flags.exclude is None else _patterns(flags.exclude, "--exclude")
-    extend = None if not flags.extend_exclude else settings.extend_exclude + _patterns(flags.extend_exclude, "--extend-exclude")
-    return merged(
-        settings,
-        marker=flags.marker,
-        drop_orphans=flags.drop_orphans,
-        select=select,
-        ignore=ignore,
-        exclude=exclude,
-        extend_exclude=extend,
-        force_exclude=flags.force_exclude,
-    )
+        self.flags = flags
+        self.finder = Finder(flags.config, isolated=flags.isolated)
+        self.base = build(flags, self.finder.base)
+        self._built = {id(self.finder.base): self.base}
+
+    def for_input(self, path: str):
+        """The options of one input; standard input under --stdin-filename gets its name's per-file-ignores."""
+        options = self.for_path(path)
+        name = self.flags.stdin_filename
+        if path != "-" or name is None or not options.settings.per_file_ignores:
+            return options
+        from dataclasses import replace
+
+        settings = options.settings
+        # The runner knows standard input as -: the codes its name's patterns ignore are ignored outright.
+        codes = tuple(c for pattern, cs in settings.per_file_ignores if _matches(settings, name, pattern) for c in cs)
+        return replace(options, settings=replace(settings, extend_ignore=settings.extend_ignore + codes))
+
+    def for_path(self, path: str, *, folder: bool = False):
+        if path == "-" and self.flags.stdin_filename is not None:
+            path = self.flags.stdin_filename
+        config = self.finder.for_path(path, folder=folder)
+        options = self._built.get(id(config))
+        if options is None:
+            options = self._built[id(config)] = self.base.for_config(config)
+        return options
 
 
-def _patterns(values: list[str], option: str) -> tuple[str, ...]:
-    """Glob patterns given comma-separated, or by repeating the option."""
-    from .errors import UsageError
+def _matches(settings, path: str, pattern: str) -> bool:
+    from .config import _glob_matches
 
-    out = tuple(p.strip() for value in values for p in value.split(",") if p.strip())
-    if not out and any(v.strip() for v in values):
-        raise UsageError(f"{option}: no pattern given")
-    return out
+    return _glob_matches(settings.root, path, pattern)
 
 
-def _run(command: str, flags: _Flags, *, in_place: bool, output: str | None) -> NoReturn:
+def _run(flags) -> NoReturn:
     from .errors import UsageError
 
     if not flags.paths and flags.call_id is None:
         _usage_error("give PATH... (files, folders, or - for standard input), or --call-id ID to search the agent homes")
     reports = []
+    diff = None
+    fail_on = "error"
     try:
-        settings = _settings(flags)
-        options = _options(command, flags, settings, in_place, output)
-        inputs, found_homes = _inputs(flags, settings)
+        configured = _Configured(flags)
+        options = configured.base
+        fail_on = options.fail_on
+        if flags.statistics and options.output_format not in ("text", "concise", "json", "json-lines"):
+            raise UsageError(f"--statistics prints counts: use --output-format text, concise, json or json-lines, not {options.output_format}")
+        report_out = _open_report_file(flags)
+        if flags.diff:
+            from .reporters.diff import Workspace
+
+            diff = Workspace(flags.stdin_filename)
+        inputs, found_homes = _inputs(flags, configured)
         if not inputs:
             if flags.paths:
+                if flags.stdin_filename is not None:
+                    # Standard input named like an excluded file: as ruff does, nothing is checked.
+                    _pass_stdin_through(flags)
+                    raise typer.Exit(EXIT_OK)
                 typer.echo("apx-doctor: no *.jsonl transcripts found", err=True)
                 raise typer.Exit(EXIT_OK)
             typer.echo(f"apx-doctor: --call-id {_shown(flags.call_id)}: no session in the agent homes ({_looked_in(found_homes)})", err=True)
             raise typer.Exit(EXIT_TROUBLE)
-        per_path = [_for_input(options, flags, item) for item in inputs]
+        per_input = [configured.for_input(item.path) for item in inputs]
+        run_options = [_for_input(_run_options(o, diff), flags, item) for o, item in zip(per_input, inputs)]
+        if diff is not None:
+            run_options = diff.prepare([i.path for i in inputs], run_options)
+        paths = [diff.source(i.path) if diff is not None else i.path for i in inputs]
+        settings = [o.settings for o in per_input]
         if flags.call_id is None:
-            reports = _process([i.path for i in inputs], per_path, settings, flags)
+            reports = _process(paths, run_options, settings, flags)
         else:
-            reports = _find_call(flags, settings, options, inputs, per_path, found_homes)
-        _render(command, flags, options, reports)
+            reports = _find_call(flags, settings, run_options, inputs, paths, found_homes)
+        if diff is not None:
+            diff.finish(reports, settings)
+        _name_stdin(reports, flags)
+        _render(flags, options, reports, report_out, diff)
     except UsageError as exc:
         _usage_error(str(exc))
     except typer.Exit:
         raise
     except Exception as exc:  # the one place an unexpected error becomes exit 2
         _internal_error(exc, flags.verbose)
-    raise typer.Exit(_exit_code(command, reports))
+    finally:
+        if diff is not None:
+            diff.close()
+    raise typer.Exit(_exit_code(flags, reports, fail_on))
+
+
+def _open_report_file(flags):
+    """The --report-file stream, opened before the run so that a path it cannot write stops it at once."""
+    if flags.report_file is None:
+        return None
+    from .discover import contract_reason
+    from .errors import UsageError
+
+    path = flags.report_file
+    if path == "-":
+        return None
+    reason = contract_reason(path)
+    if reason is not None:
+        raise UsageError(f"--report-file {path}: refusing to write it: it is in the portable project contract ({reason})")
+    if path in flags.paths or (os.path.exists(path) and any(_same(path, p) for p in flags.paths if p != "-")):
+        raise UsageError(f"--report-file {path}: it is one of the inputs")
+    try:
+        return open(path, "w", encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise UsageError(f"--report-file {path}: cannot write it: {exc.strerror or exc}") from None
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _pass_stdin_through(flags) -> None:
+    """An excluded standard input through fix --output -: printed as it came, so a pipe loses nothing."""
+    if flags.command == "fix" and flags.output == "-":
+        out = sys.stdout.buffer
+        while chunk := sys.stdin.buffer.read(1 << 16):
+            out.write(chunk)
+        out.flush()
+
+
+def _name_stdin(reports, flags) -> None:
+    """--stdin-filename: reports name standard input by it."""
+    name = flags.stdin_filename
+    if name is None:
+        return
+    for report in reports:
+        if report.path == "-":
+            report.path = name
+            if report.error is not None and report.error.startswith("<stdin>"):
+                report.error = name + report.error[len("<stdin>") :]
 
 
 def _internal_error(exc: Exception, verbose: bool) -> NoReturn:
@@ -383,15 +607,24 @@ class _Input:
         self.path, self.walked, self.session = path, walked, session
 
 
-def _inputs(flags: _Flags, settings) -> tuple[list[_Input], list | None]:
+def _inputs(flags, configured: _Configured) -> tuple[list[_Input], list | None]:
     """The files of the paths given; with none, the session files of the agent homes (and the homes)."""
-    excluder = settings.excluder()
     if flags.paths:
         from .discover import discover
 
-        found = discover(flags.paths, excluder, bool(settings.force_exclude))
+        excluders: dict[int, tuple] = {}
+
+        def rules(path: str, folder: bool):
+            # Each file's (and each walked folder's) own configuration says what it leaves out.
+            settings = configured.for_path(path, folder=folder).settings
+            found = excluders.get(id(settings))
+            if found is None:
+                found = excluders[id(settings)] = (settings.excluder(), bool(settings.force_exclude))
+            return found
+
+        found = discover(flags.paths, rules=rules, stdin_name=flags.stdin_filename)
         return [_Input(f.path, f.walked) for f in found], None
-    files, found_homes = _home_sessions(settings, None)
+    files, found_homes = _home_sessions(configured.base.settings, None)
     return [_Input(s.path, True, s) for s in files], found_homes
 
 
@@ -412,7 +645,7 @@ def _looked_in(found_homes) -> str:
     )
 
 
-def _for_input(options, flags: _Flags, item: _Input):
+def _for_input(options, flags, item: _Input):
     """The run's options for one input: a file found in a folder may be no transcript; a home's is in its runtime's format."""
     from dataclasses import replace
 
@@ -424,7 +657,7 @@ def _for_input(options, flags: _Flags, item: _Input):
     return replace(options, **changes) if changes else options
 
 
-def _find_call(flags: _Flags, settings, options, inputs: list[_Input], per_path: list, found_homes) -> list:
+def _find_call(flags, settings: list, options: list, inputs: list[_Input], paths: list[str], found_homes) -> list:
     """--call-id: check every input, then run the command on the ones that hold the call."""
     from dataclasses import replace
 
@@ -432,8 +665,8 @@ def _find_call(flags: _Flags, settings, options, inputs: list[_Input], per_path:
     from .runner import Mode
 
     call_id = flags.call_id
-    checks = [replace(o, mode=Mode.CHECK, output=None) for o in per_path]
-    first = _process([i.path for i in inputs], checks, settings, flags)
+    checks = [replace(o, mode=Mode.CHECK, output=None) for o in options]
+    first = _process(paths, checks, settings, flags)
     holding = [n for n, r in enumerate(first) if r.error is None and checker.holds_call(r, call_id)]
     failed = [n for n, r in enumerate(first) if r.error is not None]
     if not holding:
@@ -445,14 +678,15 @@ def _find_call(flags: _Flags, settings, options, inputs: list[_Input], per_path:
     if not flags.quiet:
         for n in holding:
             typer.echo(f"apx-doctor: call id {_shown(call_id)} is in {_shown(inputs[n].path)}{_session_note(inputs[n])}", err=True)
-    if options.mode is Mode.CHECK:
+    mode = options[0].mode
+    if mode is Mode.CHECK:
         chosen = {n: first[n] for n in holding}
     else:
-        if options.mode is Mode.OUTPUT and len(holding) != 1:
+        if flags.output is not None and len(holding) != 1:
             from .errors import UsageError
 
             raise UsageError(f"--output takes exactly one input; call id {call_id} is in {len(holding)} files")
-        done = _process([inputs[n].path for n in holding], [per_path[n] for n in holding], settings, flags)
+        done = _process([paths[n] for n in holding], [options[n] for n in holding], [settings[n] for n in holding], flags)
         chosen = dict(zip(holding, done))
     for report in chosen.values():
         # Only its findings; a repair still closes every call of the file, and its edits say so.
@@ -474,31 +708,40 @@ def _session_note(item: _Input) -> str:
     return f" ({', '.join(parts)})"
 
 
-def _options(command: str, flags: _Flags, settings, in_place: bool, output: str | None):
+def _run_options(options, diff=None):
+    """The runner's options for one input, read from the run's ``Options``."""
     from .doctor import RepairOptions
-    from .formats.base import DEFAULT_MARKER
     from .runner import Mode, RunOptions
 
-    if command == "check":
+    flags = options.flags
+    if flags.command == "check":
         mode = Mode.CHECK
+    elif diff is not None:
+        mode = Mode.DRY_RUN  # the diff's workspace turns it into an output to a file of its own
     else:
-        mode = Mode.IN_PLACE if in_place else Mode.OUTPUT if output is not None else Mode.DRY_RUN
+        mode = Mode.IN_PLACE if flags.in_place else Mode.OUTPUT if flags.output is not None else Mode.DRY_RUN
     return RunOptions(
         mode=mode,
-        output=output,
+        output=flags.output if mode is Mode.OUTPUT else None,
         input_format=flags.input_format,
-        marker=settings.marker or DEFAULT_MARKER,
-        repair=RepairOptions(drop_orphans=bool(settings.drop_orphans), keep_open_tail=flags.keep_open_tail),
+        marker=options.marker,
+        repair=RepairOptions(
+            drop_orphans=options.drop_orphans,
+            keep_open_tail=flags.keep_open_tail,
+            target=options.target,
+            drop_empty_blocks=options.drop_empty_blocks,
+        ),
         salvage=flags.salvage,
         force=flags.force,
         backup=flags.backup,
     )
 
 
-def _process(paths: list[str], options, settings, flags: _Flags) -> list:
+def _process(paths: list[str], options, settings, flags) -> list:
     """Run every path through the project's policy, telling the user as it goes.
 
-    ``options`` is one ``RunOptions`` for all paths, or one a path.
+    ``options`` is one ``RunOptions`` for all paths, or one a path; ``settings``
+    one configuration for all, or one a path (each file's own).
     """
     from dataclasses import replace
 
@@ -506,6 +749,7 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
 
     _settle()
     per_path = [options] * len(paths) if not isinstance(options, list) else options
+    per_settings = [settings] * len(paths) if not isinstance(settings, list) else settings
     if len(paths) == 1 and not flags.quiet and sys.stderr.isatty():
         # One file: a byte progress bar if it takes a while (many files: the file count below).
         per_path = [replace(per_path[0], progress=True)]
@@ -513,15 +757,21 @@ def _process(paths: list[str], options, settings, flags: _Flags) -> list:
     for item in planned:
         if item.refused is not None:
             typer.echo(f"apx-doctor: not editing {_shown(item.path)}: it is in the portable project contract ({item.refused})", err=True)
-    reports = []
+    # One pass a configuration (most runs have one), each on every core; reports in input order.
+    groups: dict[int, list[int]] = {}
+    for n, config in enumerate(per_settings):
+        groups.setdefault(id(config), []).append(n)
+    reports: list = [None] * len(paths)
     progress = _Progress(len(paths), enabled=not flags.quiet)
     try:
-        for item, report in zip(planned, checker.run(planned, settings, flags.jobs)):
-            reports.append(report)
-            if flags.verbose:
-                n = len(report.findings)
-                typer.echo(f"apx-doctor: {_shown(item.path)}: {report.format or '-'}, {n} finding{'' if n == 1 else 's'}", err=True)
-            progress.advance()
+        for indexes in groups.values():
+            chosen = [planned[n] for n in indexes]
+            for n, item, report in zip(indexes, chosen, checker.run(chosen, per_settings[indexes[0]], flags.jobs)):
+                reports[n] = report
+                if flags.verbose:
+                    count = len(report.findings)
+                    typer.echo(f"apx-doctor: {_shown(item.path)}: {report.format or '-'}, {count} finding{'' if count == 1 else 's'}", err=True)
+                progress.advance()
     finally:
         progress.stop()
     return reports
@@ -543,10 +793,11 @@ def _settle() -> None:
         gc.freeze()
 
 
-def _shown(path: str) -> str:
-    from .safe import printable
+def _shown(text: str) -> str:
+    """A name or a value for a message line: made printable, and unable to start a workflow command."""
+    from .reporters import shown_name
 
-    return printable(path)
+    return shown_name(text)
 
 
 class _Progress:
@@ -581,29 +832,50 @@ class _Progress:
             self.bar.stop()
 
 
-def _render(command: str, flags: _Flags, options, reports) -> None:
+def _render(flags, options, reports, report_out=None, diff=None) -> None:
     from .reporters import RenderContext, render
-    from .runner import Mode
 
-    transcript_on_stdout = options.mode is Mode.OUTPUT and options.output == "-"
+    transcript_on_stdout = flags.command == "fix" and flags.output == "-"
+    if flags.command == "check":
+        mode = "check"
+    elif flags.in_place:
+        mode = "in-place"
+    elif flags.output is not None:
+        mode = "output"
+    else:
+        mode = "dry-run"
     ctx = RenderContext(
-        command=command,
-        mode=options.mode.value,
-        out=sys.stderr if transcript_on_stdout else sys.stdout,
+        command=flags.command,
+        mode=mode,
+        out=report_out if report_out is not None else sys.stderr if transcript_on_stdout else sys.stdout,
         err=sys.stderr,
         quiet=flags.quiet,
         color=color_choice(flags.color),
         show_all=flags.show_all,
+        statistics=flags.statistics,
+        transcript_on_stdout=transcript_on_stdout,
     )
-    render(output_format_name(flags.output_format), reports, ctx)
+    try:
+        if diff is not None:
+            diff.render(reports, ctx, to_file=report_out is not None)
+        else:
+            render(options.output_format, reports, ctx)
+    finally:
+        if report_out is not None:
+            report_out.close()
 
 
-def _exit_code(command: str, reports) -> int:
+def _exit_code(flags, reports, fail_on: str = "error") -> int:
+    from .rules import Severity
+
     if any(r.error is not None for r in reports):
         return EXIT_TROUBLE
-    if command == "check":
-        return EXIT_FINDINGS if any(r.errors for r in reports) else EXIT_OK
-    return EXIT_FINDINGS if any(r.changed or r.unfixable for r in reports) else EXIT_OK
+    if flags.exit_zero:
+        return EXIT_OK
+    bar = Severity(fail_on)
+    if flags.command == "check":
+        return EXIT_FINDINGS if any(r.fails(bar) for r in reports) else EXIT_OK
+    return EXIT_FINDINGS if any(r.changed or r.unfixable_at(bar) for r in reports) else EXIT_OK
 
 
 class SessionsFormat(str, Enum):
@@ -641,11 +913,13 @@ def sessions(
     """
     from .errors import UsageError
 
-    flags = _Flags([], "auto", None, None, None, color, verbose, quiet, config, isolated, None, None)
-    flags.jobs, flags.call_id, flags.exclude, flags.extend_exclude = jobs, call_id, exclude, extend_exclude
+    given = dict(
+        color=color, verbose=verbose, quiet=quiet, config=config, isolated=isolated, jobs=jobs, call_id=call_id,
+        exclude=exclude, extend_exclude=extend_exclude,
+    )
     code = EXIT_OK
     try:
-        code = _sessions(flags, runtime, output_format.value, all_)
+        code = _sessions(_flags("sessions", given), runtime, output_format.value, all_)
     except UsageError as exc:
         _usage_error(str(exc))
     except typer.Exit:
@@ -655,11 +929,11 @@ def sessions(
     raise typer.Exit(code)
 
 
-def _sessions(flags: _Flags, runtime: str | None, output_format: str, every: bool) -> int:
+def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> int:
     from . import checker, homes
+    from .config import Finder, build
     from .doctor import RepairOptions
     from .errors import UsageError
-    from .formats.base import DEFAULT_MARKER
     from .reporters.sessions import render
     from .runner import Mode, RunOptions
     from .sessions import exit_code, rows
@@ -667,7 +941,8 @@ def _sessions(flags: _Flags, runtime: str | None, output_format: str, every: boo
     known = [r.name for r in homes.runtimes()]
     if runtime is not None and runtime not in known:
         raise UsageError(f"--runtime {runtime!r}: not a runtime apx-doctor reads (choose from: {', '.join(known)})")
-    settings = _settings(flags)
+    options = build(flags, Finder(flags.config, isolated=flags.isolated).base)
+    settings = options.settings
     files, found_homes = _home_sessions(settings, runtime)
     if not any(h.exists for h in found_homes):
         if flags.call_id is not None:
@@ -677,12 +952,11 @@ def _sessions(flags: _Flags, runtime: str | None, output_format: str, every: boo
             if not flags.quiet:
                 typer.echo(f"apx-doctor: no agent home found ({_looked_in(found_homes)})", err=True)
             return EXIT_OK
-    marker = settings.marker or DEFAULT_MARKER
-    options = [
-        RunOptions(mode=Mode.CHECK, input_format=s.runtime.format, marker=marker, repair=RepairOptions(), skip_unrecognised=True)
+    run_options = [
+        RunOptions(mode=Mode.CHECK, input_format=s.runtime.format, marker=options.marker, repair=RepairOptions(), skip_unrecognised=True)
         for s in files
     ]
-    reports = _process([s.path for s in files], options, settings, flags) if files else []
+    reports = _process([s.path for s in files], run_options, settings, flags) if files else []
     checked = len(files)
     if flags.call_id is not None:
         kept = [(s, r) for s, r in zip(files, reports) if r.error is not None or checker.holds_call(r, flags.call_id)]
@@ -715,10 +989,28 @@ def _sessions(flags: _Flags, runtime: str | None, output_format: str, every: boo
 def rule(
     code: Optional[str] = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
     all_: bool = typer.Option(False, "--all", help="Explain every rule."),
+    search: Optional[str] = typer.Option(
+        None,
+        "--search",
+        metavar="TEXT",
+        help="Explain the rules that mention TEXT: a fragment of a provider's error, or the whole message. "
+        "Exit 1 when none does.",
+    ),
 ) -> None:
     """Explain a rule: what it means, why it matters, an example and its fix."""
     from .rules import RULES, rule_markdown
 
+    if search is not None:
+        if all_ or code is not None:
+            _usage_error("give one CODE, --all, or --search TEXT")
+        from .rules import search as search_rules
+
+        found_rules = search_rules(search)
+        if not found_rules:
+            typer.echo(f"apx-doctor: no rule mentions {search!r}; `apx-doctor rule --all` lists them", err=True)
+            raise typer.Exit(EXIT_FINDINGS)
+        typer.echo("\n".join(rule_markdown(r) for r in found_rules), nl=False)
+        return
     if all_ == (code is not None):
         _usage_error("give one CODE, or --all")
     if all_:
@@ -746,11 +1038,12 @@ def show(
     from .errors import DoctorError, UsageError
 
     try:
-        from .config import load
+        from .config import Finder
         from .formats.base import DEFAULT_MARKER
         from .show import ShowOptions, render_timeline
 
-        settings = load(config, isolated=isolated)
+        # The configuration nearest to the file, as for check.
+        settings = Finder(config, isolated=isolated).for_path(path)
         options = ShowOptions(
             input_format=input_format.value,
             marker=marker or settings.marker or DEFAULT_MARKER,

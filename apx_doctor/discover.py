@@ -48,23 +48,54 @@ class Found:
         return f"Found({self.path!r}, walked={self.walked})"
 
 
-def discover(paths: Iterable[str], excluder: "Excluder | None" = None, force_exclude: bool = False) -> list[Found]:
+Rules = Callable[[str, bool], "tuple[Excluder, bool]"]
+
+
+def discover(
+    paths: Iterable[str],
+    excluder: "Excluder | None" = None,
+    force_exclude: bool = False,
+    *,
+    rules: "Rules | None" = None,
+    stdin_name: str | None = None,
+) -> list[Found]:
     """``expand`` that also says where each input came from, leaving out what ``excluder`` excludes.
 
     A file found in a folder is left out when it matches; a file named as it
     is, only with ``force_exclude`` (pre-commit passes every staged file by name).
+    ``rules(path, is_folder)`` gives the excluder and force-exclude of each
+    path's own configuration instead (a walked file is matched against its
+    own, the folder walked against the walk's). ``stdin_name`` is the name
+    standard input is matched by (--stdin-filename).
     """
+
+    def rules_for(path: str, folder: bool) -> "tuple[Excluder | None, bool]":
+        return rules(path, folder) if rules is not None else (excluder, force_exclude)
+
     out: list[Found] = []
     seen: set[str] = set()
     for path in paths:
-        if path != "-" and os.path.isdir(path):
-            if excluder is not None and force_exclude and excluder.excluded(path, folder_=True):
-                continue
-            found = [Found(item, True) for item in walk(path, excluder)]
-        elif excluder is not None and force_exclude and path != "-" and excluder.excluded(path):
-            found = []
-        else:
+        if path == "-":
             found = [Found(path, False)]
+            if stdin_name is not None:
+                named, forced = rules_for(stdin_name, False)
+                if named is not None and forced and named.excluded(stdin_name):
+                    found = []
+        elif os.path.isdir(path):
+            walker, forced = rules_for(path, True)
+            if walker is not None and forced and walker.excluded(path, folder_=True):
+                continue
+            found = [Found(item, True) for item in walk(path, walker)]
+            if rules is not None:
+                kept = []
+                for item in found:
+                    own, _ = rules(item.path, False)
+                    if own is walker or own is None or not own.excluded(item.path, base=path):
+                        kept.append(item)
+                found = kept
+        else:
+            named, forced = rules_for(path, False)
+            found = [] if named is not None and forced and named.excluded(path) else [Found(path, False)]
         for item in found:
             if item.path not in seen:
                 seen.add(item.path)

@@ -26,6 +26,7 @@ from .engine import Entry
 from .errors import InputError
 from .formats.base import FormatAdapter
 from .model import Finding
+from .reporters import shown_name
 from .reporters.text import console as text_console
 from .safe import printable
 from .stream import DETECT_LINES, choose_adapter
@@ -128,7 +129,7 @@ def _window(options: ShowOptions, total: int) -> tuple[int, int]:
 
 def _header(path: str, adapter: type[FormatAdapter], findings: list[Finding]) -> Text:
     interrupted = sum(1 for f in findings if f.code == "APX001")
-    text = Text(printable(path), style="bold")
+    text = Text(shown_name(path), style="bold")
     text.append(f"  ({adapter.name})  ", style="dim")
     if interrupted:
         text.append(f"{interrupted} interrupted call{'s' if interrupted != 1 else ''}", style="bold red")
@@ -159,16 +160,37 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
             line.append(f"  id={printable(call.id, 60)}", style="dim")
             parts.append(line)
     symbol = "→" if entry.calls else "←" if entry.results else "●" if entry.boundary else "·"
+    role = _role(row.value)
     label = (
         "user" if entry.opens_history
         else "calls" if entry.calls
         else "results" if entry.results
+        else role if entry.boundary and role in _INSTRUCTION_ROLES
         else "reply" if entry.boundary
         else "meta"
     )
     head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")
     head.append(preview, style="" if entry.boundary else "dim")
     return number, Text(symbol), Group(head, *parts) if parts else head
+
+
+# Messages that instruct the model rather than answer: labelled by their role, not "reply".
+_INSTRUCTION_ROLES = ("system", "developer")
+
+
+def _role(value: Any) -> str | None:
+    """The role an entry's message names, where the formats keep it (chat, Responses, Claude Code, Codex, ...)."""
+    for _ in range(3):
+        if not isinstance(value, dict):
+            return None
+        role = value.get("role")
+        if isinstance(role, str):
+            return role.lower()
+        kind = value.get("type")
+        if isinstance(kind, str) and kind.lower() in _INSTRUCTION_ROLES:
+            return kind.lower()
+        value = value.get("message") if isinstance(value.get("message"), dict) else value.get("payload")
+    return None
 
 
 def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Text, Any]:

@@ -8,7 +8,7 @@ import orjson
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, report_fixed, report_skipped, summary, write_document
+from . import RenderContext, json_neutral, report_fixed, report_skipped, summary, write_document
 
 VERSION = 1
 
@@ -22,6 +22,6 @@ def document(reports: Sequence[FileReport]) -> dict:
 
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
-    write_document(ctx.out, json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2)))
+    write_document(ctx.out, json_neutral(json_safe(json_dumps(document(reports), option=orjson.OPT_INDENT_2))))
     report_fixed(reports, ctx)
     report_skipped(reports, ctx)

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ..model import FileReport
 from ..safe import json_safe, json_dumps
-from . import RenderContext, report_fixed, report_skipped, summary_text
+from . import RenderContext, json_neutral, report_fixed, report_skipped, summary_text
 
 
 def records(reports: Sequence[FileReport]):
@@ -26,7 +26,7 @@ def records(reports: Sequence[FileReport]):
 
 def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     for record in records(reports):
-        ctx.out.write(json_safe(json_dumps(record)).decode() + "\n")
+        ctx.out.write(json_neutral(json_safe(json_dumps(record))).decode() + "\n")
     ctx.out.flush()
     report_fixed(reports, ctx)
     report_skipped(reports, ctx)

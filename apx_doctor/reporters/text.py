@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from ..model import FileReport, Finding
 from ..rules import Severity
-from . import RenderContext, report_skipped, summary, summary_text
+from . import RenderContext, neutral, report_skipped, shown_name, summary, summary_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -39,7 +39,7 @@ def console(stream, color: bool | None) -> Console:
     from rich.console import Console
 
     return Console(
-        file=stream,
+        file=stream if _is_tty(stream) else _Trimmed(stream),
         width=None if _sized(stream) else PIPE_WIDTH,
         markup=False,
         emoji=False,
@@ -49,6 +49,51 @@ def console(stream, color: bool | None) -> Console:
         no_color=None if color is None else not color,
         soft_wrap=False,
     )
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Trimmed:
+    """A stream that drops the spaces a table pads its lines with, before each line's end.
+
+    For output that is no terminal (a pipe, a file, a CI log): trailing spaces
+    only make diffs and greps noisy. Colour codes after the padding are kept.
+    Everything else (isatty, fileno, encoding) is the stream's own.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        text = self._pending + text
+        end = text.rfind("\n")
+        if end < 0:
+            self._pending = text
+            return 0
+        self._pending = text[end + 1 :]
+        self._stream.write(_TRAILING.sub(r"\1\n", text[: end + 1]))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._pending)
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+import re as _re  # noqa: E402
+
+# Spaces (perhaps followed by SGR codes) before a line's end.
+_TRAILING = _re.compile(r" +((?:\x1b\[[0-9;]*m)*)\n")
 
 
 def _sized(stream) -> bool:
@@ -94,19 +139,19 @@ def _render_rich(reports: Sequence[FileReport], ctx: RenderContext) -> None:
     err = console(ctx.err, ctx.color)
     for report in reports:
         if report.error is not None:
-            err.print(Text(f"apx-doctor: error: {printable(report.error)}", style="bold red"), soft_wrap=True)
+            err.print(Text(neutral(f"apx-doctor: error: {printable(report.error)}"), style="bold red"), soft_wrap=True)
             continue
         limit = None if ctx.show_all else FIRST_ROWS
         if report.findings:
-            out.print(_findings_table(report, limit))
+            out.print(_findings_table(report, limit, out.width))
             _more(out, len(report.findings), limit, "finding")
         if ctx.command == "fix" and report.edits:
             out.print(_edits_table(report, "dry-run" if report.refused else ctx.mode, limit))
             _more(out, len(report.edits), limit, "repair")
         if ctx.mode == "in-place" and report.written:
-            out.print(Text(f"Fixing {printable(report.path)}"))
+            out.print(Text(f"Fixing {shown_name(report.path)}"))
         if report.backup is not None:
-            out.print(Text(f"Kept the original of {printable(report.path)} as {printable(report.backup)}"))
+            out.print(Text(f"Kept the original of {shown_name(report.path)} as {shown_name(report.backup)}"))
     if not ctx.quiet:
         err.print(_summary_line(reports, ctx))
 
@@ -125,38 +170,51 @@ def _title(report: FileReport) -> Text:
 
     from ..safe import printable
 
-    title = Text(printable(report.path), style="bold")
+    title = Text(shown_name(report.path), style="bold")
     title.append(f"  ({report.format})", style="dim")
     return title
 
 
-def _findings_table(report: FileReport, limit: int | None = None) -> Table:
+# Below this width the findings table folds its advice into the prose column
+# and shows severity as the code's colour, so ids keep their room.
+NARROW = 100
+
+
+def _findings_table(report: FileReport, limit: int | None = None, width: int | None = None) -> Table:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     from ..safe import printable
 
+    narrow = width is not None and width < NARROW
     table = Table(title=_title(report), title_justify="left", box=box.SIMPLE_HEAD, expand=False)
     table.add_column("Line", justify="right", no_wrap=True)
     table.add_column("Code", no_wrap=True)
-    table.add_column("Severity", no_wrap=True)
-    table.add_column("Call id", overflow="fold", max_width=24)
-    table.add_column("Tool", overflow="fold", max_width=40)
-    table.add_column("What happened", overflow="fold", ratio=3)
+    if not narrow:
+        table.add_column("Severity", no_wrap=True)
+    # Ids and names are never folded inside: one wider than its column is cut
+    # with an ellipsis (the json output holds it whole). Prose folds between words.
+    table.add_column("Call id", no_wrap=True, overflow="ellipsis", max_width=20 if narrow else 32)
+    table.add_column("Tool", no_wrap=True, overflow="ellipsis", max_width=16 if narrow else 40)
+    table.add_column("What happened", overflow="ellipsis", ratio=3)
     advice = any(f.tool_kind for f in report.findings)
-    if advice:
-        table.add_column("Safe next", overflow="fold", ratio=2)
+    if advice and not narrow:
+        table.add_column("Safe next", overflow="ellipsis", ratio=2)
     for f in report.findings[:limit]:
         line = "" if f.line is None else str(f.line) + (f"[{f.index}]" if f.index is not None else "")
+        style = _SEVERITY_STYLE[f.severity]
+        what = Text(printable(_what_happened(f), 200))
+        if advice and narrow and f.tool_kind:
+            what.append("\nnext: " + _safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))
         table.add_row(
             Text(line),
-            Text(f.code),
-            Text(str(f.severity), style=_SEVERITY_STYLE[f.severity]),
+            Text(f.code, style=style if narrow else ""),
+            *([] if narrow else [Text(str(f.severity), style=style)]),
             Text(printable(f.call_id, 40)),
             Text(printable(f.tool, 40)),
-            Text(printable(_what_happened(f), 200)),
-            *([Text(_safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))] if advice else []),
+            what,
+            *([Text(_safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))] if advice and not narrow else []),
         )
     return table
 
@@ -190,14 +248,16 @@ def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Tab
     from ..safe import printable
 
     verb = {"dry-run": "would be made (dry run, nothing written)"}.get(mode, "made")
-    title = Text(f"Repairs to {printable(report.path)} {verb}", style="bold")
+    title = Text(f"Repairs to {shown_name(report.path)} {verb}", style="bold")
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
     table.add_column("Line", justify="right", no_wrap=True)
     table.add_column("Action", no_wrap=True)
-    table.add_column("Call id", overflow="fold")
-    table.add_column("Tool", overflow="fold")
-    table.add_column("Arguments", overflow="fold")
-    table.add_column("Record", overflow="fold")
+    table.add_column("Call id", overflow="ellipsis", max_width=32)
+    table.add_column("Tool", overflow="ellipsis", max_width=40)
+    # JSON is shown with a space after each separator, so it folds between tokens;
+    # a token wider than the column is cut with an ellipsis, never split.
+    table.add_column("Arguments", overflow="ellipsis", ratio=1)
+    table.add_column("Record", overflow="ellipsis", ratio=2)
     for e in report.edits[:limit]:
         where = f"before {e.line}" if e.action == "insert" else str(e.line)
         table.add_row(
@@ -205,10 +265,27 @@ def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Tab
             Text(e.action),
             Text(printable(e.call_id, 40)),
             Text(printable(e.tool, 40)),
-            Text(printable(e.arguments, ARGUMENTS_WIDTH)),
-            Text(printable(e.record, RECORD_WIDTH)),
+            Text(printable(spaced_json(e.arguments), ARGUMENTS_WIDTH)),
+            Text(printable(spaced_json(e.record), RECORD_WIDTH)),
         )
     return table
+
+
+def spaced_json(value: object) -> object:
+    """JSON (a value, or a string that holds JSON) written with a space after each separator, for folding."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError, RecursionError):
+        return value
 
 
 def _summary_line(reports: Sequence[FileReport], ctx: RenderContext) -> Text:
