@@ -6,6 +6,17 @@ closes each with one explicit record: ``not run: the turn was interrupted``.
 
 from __future__ import annotations
 
+# Ctrl-C while the package and typer are still being imported (the first tens
+# of milliseconds): exit 130 without a traceback. The CLI installs its own
+# handling later; a program that imports the library keeps its own handler.
+import sys as _sys
+
+if _sys.argv and _sys.argv[0].endswith(("apx-doctor", "__main__.py", "-m")):
+    import signal as _signal
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, lambda *_: _sys.exit(130))
+
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -46,12 +47,16 @@ def is_database(path: str) -> bool:
     if path == files.STDIN:
         return False
     try:
-        with open(path, "rb") as handle:
-            if not os.path.isfile(path):
-                return False
-            return handle.read(len(MAGIC)) == MAGIC
+        # Non-blocking: opening a FIFO to look at it must not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.pread(fd, len(MAGIC), 0) == MAGIC
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 # --- reading ------------------------------------------------------------------------

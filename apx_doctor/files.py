@@ -20,6 +20,11 @@ from typing import BinaryIO, Iterable
 
 from .errors import InputError, WriteError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not serialised
+    fcntl = None
+
 STDIN = "-"
 READ_BUFFER = 1 << 20
 # Temporary files carry this in their name, so a stray one is recognisable.
@@ -31,6 +36,60 @@ STALE_AFTER = 15 * 60
 # A long write hands each finished step of this many bytes to the kernel's writeback.
 WRITEBACK_STEP = 32 << 20
 HAS_FADVISE = hasattr(os, "posix_fadvise")
+# How long a run waits for another apx-doctor run's lock on a file before it gives up (exit 2).
+LOCK_WAIT = 10.0
+LOCK_POLL = 0.05
+# Tests only: called as ``hook(point, path)`` at the points a race can fall in
+# ("opened", "locked", "busy", "before-commit", "before-replace", "sidecar-appended"), so a
+# test can rename a file or start another run exactly there. None in production.
+hook = None
+
+
+def _at(point: str, path: str) -> None:
+    if hook is not None:
+        hook(point, path)
+
+
+def lock(fd: int, path: str) -> None:
+    """Take an exclusive advisory lock (``flock``) on ``fd``: every apx-doctor rewrite holds one.
+
+    Another run's lock is waited for (``LOCK_WAIT`` seconds), then the run stops,
+    naming ``path``, with nothing written. A file system without locks is not
+    locked (there is nothing better to do there).
+    """
+    if fcntl is None:
+        return
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        except OSError:  # no locks here (ENOLCK, EINVAL)
+            return
+        _at("busy", path)
+        if time.monotonic() >= deadline:
+            raise WriteError(
+                f"{path}: is busy: another apx-doctor run is repairing it (it holds the file's lock); "
+                "nothing was written. Run again when that one has finished"
+            )
+        time.sleep(LOCK_POLL)
+
+
+def _same_inode(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def file_key(path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of what ``path`` names, or None (standard input, a path that cannot be stat-ed)."""
+    if path == STDIN:
+        return None
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def __getattr__(name: str):
@@ -117,11 +176,17 @@ def describe(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
+# The longest line read from a pipe, a device or standard input: beyond it, an
+# endless stream (/dev/zero) stops the run with a clear error naming the input.
+# (A regular file's lines are bounded by its size; memory there is the limit.)
+MAX_LINE = 256 << 20
+
+
 @contextlib.contextmanager
 def open_lines(path: str) -> Iterator[Iterable[bytes]]:
     """The raw lines of ``path`` (or standard input), terminators included."""
     if path == STDIN:
-        yield sys.stdin.buffer
+        yield _bounded(sys.stdin.buffer, path)
         return
     try:
         handle = open(path, "rb", buffering=READ_BUFFER)
@@ -129,6 +194,76 @@ def open_lines(path: str) -> Iterator[Iterable[bytes]]:
         raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        try:
+            yield _bounded(handle, path)
+        except OSError as exc:
+            raise InputError(f"{path}: read failed: {exc.strerror or exc}") from None
+
+
+def _bounded(handle, path: str):
+    """``handle`` itself for a regular file (its own line iterator is the fast one); else its lines, at most ``MAX_LINE`` bytes each."""
+    try:
+        regular = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):
+        regular = False
+    return handle if regular else _limited_lines(handle, describe(path))
+
+
+def _limited_lines(handle, shown: str) -> Iterator[bytes]:
+    read, limit = handle.readline, MAX_LINE
+    number = 0
+    while True:
+        raw = read(limit)
+        if not raw:
+            return
+        number += 1
+        if len(raw) >= limit and not raw.endswith(b"\n"):
+            raise InputError(
+                f"{shown}: line {number} is longer than {limit >> 20} MiB (an endless stream, such as /dev/zero?); nothing was checked"
+            )
+        yield raw
+
+
+@contextlib.contextmanager
+def open_for_rewrite(path: str) -> Iterator[BinaryIO]:
+    """``path`` opened for an in-place fix: a regular file, locked, and still the file ``path`` names.
+
+    The lock is held until the handle is closed (after the commit). A FIFO is
+    refused without waiting for a writer; a file another run replaced while this
+    one waited for its lock is opened again, so the run repairs what is there now.
+    """
+    for _attempt in range(20):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except IsADirectoryError:
+            raise InputError(f"{path}: is a directory") from None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                kind = " (a FIFO)" if stat.S_ISFIFO(info.st_mode) else ""
+                raise WriteError(f"{path}: is not a regular file{kind}; it cannot be rewritten in place (use --output); nothing was written")
+            if fcntl is not None:
+                flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+            lock(fd, path)
+            _at("opened", path)
+            try:
+                now = os.stat(os.path.realpath(path))
+            except OSError:
+                now = None
+            if now is not None and _same_inode(now, info):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced while we waited for the lock: read the file that is there now
+    else:
+        raise WriteError(f"{path}: is replaced again and again while it is being opened; nothing was written")
+    _at("locked", path)
+    handle = os.fdopen(fd, "rb", buffering=READ_BUFFER)
     with handle:
         try:
             yield handle
@@ -216,8 +351,9 @@ class _AtomicTemp:
         self.target = target
         folder, name = os.path.split(target)
         remove_stale_temps(folder or ".")
-        # The name keeps a bounded part of the target's, so it fits NAME_MAX.
-        prefix = f".{name[:100]}{TEMP_TAG}{_owner()}-"
+        # The name keeps a bounded part of the target's (in bytes, whole
+        # characters), so it fits NAME_MAX however long the target's name is.
+        prefix = f".{_cut_name(name, 64)}{TEMP_TAG}{_owner()}-"
         import tempfile
 
         try:
@@ -233,35 +369,55 @@ class _AtomicTemp:
         """``_TempFile.copy_in``, before anything else is written (the buffer is empty)."""
         return self.handle.raw.copy_in(source, count)
 
-    def commit(self, mode: int | None, expect: os.stat_result | None = None, before_replace=None) -> None:
+    def commit(
+        self,
+        mode: int | None,
+        expect: os.stat_result | None = None,
+        before_replace=None,
+        held: int | None = None,
+        attributes=None,
+    ) -> None:
         """Replace the target; ``before_replace(old_fd)`` runs last, right before the rename.
 
-        ``replaced`` tells afterwards whether the rename itself went through.
+        ``held`` is the descriptor the original was read from (an in-place fix):
+        its identity (``expect``, from ``fstat``) must still be what the path
+        names, and bytes appended to it during the replace are carried over.
+        ``attributes(fd)`` gives the new file the original's owner and
+        extended attributes. ``replaced`` tells afterwards whether the rename
+        itself went through.
         """
         self.replaced = False
         try:
             self.handle.flush()
             os.fsync(self.handle.fileno())
+            if attributes is not None:
+                attributes(self.handle.fileno(), "owner")
             if mode is not None:
                 os.fchmod(self.handle.fileno(), mode)
+            if attributes is not None:
+                attributes(self.handle.fileno(), "xattrs")
             self.handle.close()
-            old = None
-            if expect is not None:
+            old = held
+            if expect is not None and old is None:
                 # Held open across the replace: bytes a writer appends in the
                 # instant between the check and the replace are still in it.
                 old = os.open(self.target, os.O_RDONLY)
             try:
                 if expect is not None:
-                    _ensure_unchanged(self.target, expect)
+                    _ensure_unchanged(self.target, expect, old)
                 if before_replace is not None:
                     before_replace(old)
+                _at("before-replace", self.target)
+                if expect is not None:
+                    # Once more, as late as can be: the path must still name the file that was read.
+                    _ensure_unchanged(self.target, expect, old)
                 os.replace(self.name, self.target)
                 self.replaced = True
                 _fsync_folder(self.target)
                 if old is not None:
                     _carry_over_late_bytes(old, self.target, expect.st_size)
             finally:
-                if old is not None:
+                if old is not None and old != held:
                     os.close(old)
         except WriteError:
             self.abort()
@@ -278,9 +434,33 @@ class _AtomicTemp:
             os.unlink(self.name)
 
 
-def _ensure_unchanged(target: str, before: os.stat_result) -> None:
-    now = os.stat(target)
-    if (now.st_size, now.st_mtime_ns, now.st_ino) != (before.st_size, before.st_mtime_ns, before.st_ino):
+def _cut_name(name: str, limit: int) -> str:
+    """The start of ``name``, at most ``limit`` bytes as the file system stores it, whole characters only."""
+    if len(os.fsencode(name)) <= limit:
+        return name
+    out, size = [], 0
+    for char in name:
+        size += len(os.fsencode(char))
+        if size > limit:
+            break
+        out.append(char)
+    return "".join(out)
+
+
+def _ensure_unchanged(target: str, before: os.stat_result, held: int | None = None) -> None:
+    """The path still names the file that was read (``before``, from its handle), and nobody wrote to it."""
+    try:
+        now = os.stat(target)
+    except OSError:
+        now = None
+    if now is None or not _same_inode(now, before):
+        raise WriteError(
+            f"{target}: the file changed while it was being repaired: another file was put in its place; "
+            "nothing was written (the file now there is untouched)"
+        )
+    if held is not None:
+        now = os.fstat(held)
+    if (now.st_size, now.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise WriteError(f"{target}: the file changed while it was being repaired (still being written?); nothing was written")
 
 
@@ -316,10 +496,20 @@ class InPlaceSink:
     """Rewrites ``path`` only if something changes.
 
     Until the first change the output equals the input, so nothing is written;
-    at the first change the unchanged prefix is copied from the file itself.
+    at the first change the unchanged prefix is copied from the file itself:
+    from ``handle``, the locked descriptor the lines are read from (see
+    ``open_for_rewrite``), never from whatever the path names by then.
     """
 
-    def __init__(self, path: str, sidecar: "Sidecar | None" = None, *, force: bool = False, backup: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        sidecar: "Sidecar | None" = None,
+        *,
+        force: bool = False,
+        backup: bool = False,
+        handle: BinaryIO | None = None,
+    ) -> None:
         self.path = path
         self.target = os.path.realpath(path)
         self.sidecar = sidecar
@@ -328,9 +518,12 @@ class InPlaceSink:
         # backup: keep the original bytes as <file>.bak (.bak.1, ...); where they went.
         self.keep_backup = backup
         self.backup: str | None = None
+        # What --force wrote although it could not keep it (an owner, an attribute).
+        self.notes: list[str] = []
+        self.fd = handle.fileno() if handle is not None else None
         try:
-            # The path itself: /dev/fd/N of a pipe has no real path to stat.
-            self.before = os.stat(path)
+            # The identity of the file read: its handle's, not the path's.
+            self.before = os.fstat(self.fd) if self.fd is not None else os.stat(path)
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
         # Every in-place run tidies what killed runs left in the folder.
@@ -367,26 +560,45 @@ class InPlaceSink:
             self._copy_prefix()
 
     def _copy_prefix(self) -> None:
-        with open(self.target, "rb") as source:
-            # The unchanged prefix is most of the file when the cut turn is the last.
-            copied = self.temp.copy_in(source.fileno(), self.prefix)
-            source.seek(copied)
-            left = self.prefix - copied
-            while left:
-                chunk = source.read(min(left, READ_BUFFER))
-                if not chunk:
-                    self.temp.abort()
-                    raise WriteError(f"{self.target}: the file shrank while it was being repaired; nothing was written")
-                self.temp.write(chunk)
-                left -= len(chunk)
+        if self.fd is None:
+            with open(self.target, "rb") as source:
+                self._copy_prefix_from(source.fileno())
+        else:
+            self._copy_prefix_from(self.fd)
+
+    def _copy_prefix_from(self, source: int) -> None:
+        # The unchanged prefix is most of the file when the cut turn is the last.
+        # Read at offsets (pread, copy_file_range's own offset): the reader's position stays.
+        copied = self.temp.copy_in(source, self.prefix)
+        left = self.prefix - copied
+        offset = copied
+        while left:
+            chunk = os.pread(source, min(left, READ_BUFFER), offset)
+            if not chunk:
+                self.temp.abort()
+                raise WriteError(f"{self.target}: the file shrank while it was being repaired; nothing was written")
+            self.temp.write(chunk)
+            left -= len(chunk)
+            offset += len(chunk)
 
     def commit(self) -> bool:
         if self.temp is None:
             return False
         try:
+            if self.sidecar is not None:
+                # Before the salvaged lines go anywhere: the path still names the file read.
+                _ensure_unchanged(self.target, self.before, self.fd)
+            _at("before-commit", self.target)
+            attributes = _Attributes(self.path, self.fd, self.before, self.force, self.notes) if self.fd is not None else None
             _commit_with(
                 self.sidecar,
-                lambda: self.temp.commit(self.before.st_mode & 0o7777, expect=self.before, before_replace=self._before_replace),
+                lambda: self.temp.commit(
+                    self.before.st_mode & 0o7777,
+                    expect=self.before,
+                    before_replace=self._before_replace,
+                    held=self.fd,
+                    attributes=attributes,
+                ),
             )
         except BaseException:
             if self.backup is not None and not self.temp.replaced:
@@ -409,6 +621,75 @@ class InPlaceSink:
             self.temp.abort()
         if self.sidecar is not None:
             self.sidecar.close()
+
+
+class _Attributes:
+    """Gives the replacement of an in-place fix the original's owner, group and extended attributes.
+
+    Mode bits are set by the caller (``fchmod``) between the owner (a chown
+    clears set-id bits) and the extended attributes (an ACL, which is the
+    ``system.posix_acl_access`` attribute, last, so it stays exact). What cannot
+    be kept stops the write, naming it, unless ``force``: then it is noted.
+    """
+
+    def __init__(self, path: str, source: int, before: os.stat_result, force: bool, notes: list[str]) -> None:
+        self.path, self.source, self.before, self.force, self.notes = path, source, before, force, notes
+
+    def __call__(self, fd: int, step: str) -> None:
+        if step == "owner":
+            self._owner(fd)
+        else:
+            self._xattrs(fd)
+
+    def _lost(self, what: str, exc: OSError) -> None:
+        message = f"{self.path}: the repaired file cannot keep {what} ({exc.strerror or exc})"
+        if not self.force:
+            raise WriteError(f"{message}; nothing was written (--force writes it without)")
+        self.notes.append(f"{message}; written without, as --force asks")
+
+    def _owner(self, fd: int) -> None:
+        want = (self.before.st_uid, self.before.st_gid)
+        have = os.fstat(fd)
+        if (have.st_uid, have.st_gid) == want:
+            return
+        if not hasattr(os, "fchown"):  # pragma: no cover - Windows
+            return
+        try:
+            os.fchown(fd, *want)
+        except OSError as exc:
+            self._lost(f"its owner and group ({want[0]}:{want[1]})", exc)
+
+    def _xattrs(self, fd: int) -> None:
+        listxattr = getattr(os, "listxattr", None)
+        if listxattr is None:  # pragma: no cover - no extended attributes on this platform
+            return
+        try:
+            names = listxattr(self.source)
+        except OSError:  # a file system without them
+            names = []
+        try:
+            inherited = set(listxattr(fd))
+        except OSError:
+            inherited = set()
+        # Whatever the new file got from its folder (a default ACL) and the original lacks goes.
+        for name in sorted(inherited - set(names)):
+            with contextlib.suppress(OSError):
+                os.removexattr(fd, name)
+        acl = "system.posix_acl_access"
+        for name in sorted(names, key=lambda n: n == acl):
+            try:
+                value = os.getxattr(self.source, name)
+            except OSError:
+                continue
+            try:
+                if name in inherited and os.getxattr(fd, name) == value:
+                    continue
+            except OSError:
+                pass
+            try:
+                os.setxattr(fd, name, value)
+            except OSError as exc:
+                self._lost("its ACL" if name == acl else f"its extended attribute {name}", exc)
 
 
 def _ensure_rewritable(path: str, target: str, before: os.stat_result) -> None:
@@ -674,55 +955,121 @@ def first_line(path: str, limit: int) -> str | None:
 REJECTED_SUFFIX = ".rejected.jsonl"
 
 
+def sidecar_path(source: str) -> str:
+    """``<file>.rejected.jsonl`` beside ``source``; for a name too long for that, a cut
+    name and a checksum of the whole one (``<start>-<crc32>.rejected.jsonl``), so it fits NAME_MAX."""
+    folder, name = os.path.split(source)
+    full = name + REJECTED_SUFFIX
+    if len(os.fsencode(full)) <= _name_max(folder):
+        return os.path.join(folder, full)
+    tag = f"-{zlib.crc32(os.fsencode(name)):08x}"
+    room = _name_max(folder) - len(tag) - len(REJECTED_SUFFIX)
+    return os.path.join(folder, _cut_name(name, room) + tag + REJECTED_SUFFIX)
+
+
+def _name_max(folder: str) -> int:
+    try:
+        return int(os.pathconf(folder or ".", "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
 class Sidecar:
     """Lines ``fix --salvage`` moves out of a transcript: appended to ``<file>.rejected.jsonl``.
 
     Held until the repair commits; the sidecar is appended to, never overwritten.
-    A line without a line ending gets one there, so lines never run together.
+    A line without a line ending gets one there, so lines never run together,
+    and so does a cut last line a killed run left there. The sidecar is opened
+    without following a symlink and must be a regular file of one link: the
+    rejected lines are never written through something apx-doctor did not make.
+    Its lock is held from its open until the transcript commits, so ``undo``
+    (a failed commit) takes back only this run's own bytes.
     """
 
     def __init__(self, source: str) -> None:
         self.source = os.path.realpath(source)
-        self.path = self.source + REJECTED_SUFFIX
+        self.path = sidecar_path(self.source)
         import tempfile
 
         self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
         self.count = 0
         self._fd: int | None = None
         self._size = 0
+        self._end = 0
         self._created = False
 
     def add(self, raw: bytes) -> None:
         self.buffer.write(raw if raw.endswith(b"\n") else raw + b"\n")
         self.count += 1
 
+    def _open(self, mode: int) -> int:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _attempt in range(20):
+            existed = os.path.lexists(self.path)
+            try:
+                fd = os.open(self.path, flags, mode)
+            except OSError as exc:
+                if os.path.islink(self.path):
+                    raise WriteError(f"{self.path}: is a symbolic link; the salvaged lines are never written through one; nothing was written") from None
+                raise WriteError(f"{self.path}: cannot save the salvaged lines: {exc.strerror or exc}; nothing was written") from None
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    raise WriteError(f"{self.path}: is not a regular file; the salvaged lines are not written there; nothing was written")
+                if info.st_nlink > 1:
+                    raise WriteError(
+                        f"{self.path}: has {info.st_nlink} hard links; the salvaged lines are not written through one; nothing was written"
+                    )
+                lock(fd, self.path)
+                try:
+                    now = os.lstat(self.path)
+                except OSError:
+                    now = None
+                if now is not None and _same_inode(now, info):
+                    self._created = not existed
+                    return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # removed or replaced while we waited for its lock: open what is there now
+        raise WriteError(f"{self.path}: is replaced again and again while it is being opened; nothing was written")
+
     def commit(self) -> None:
         if not self.count:
             return
-        self._created = not os.path.lexists(self.path)
         try:
             mode = os.stat(self.source).st_mode & 0o666
         except OSError:
             mode = 0o600
+        self._fd = self._open(mode)
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
             self._size = os.fstat(self._fd).st_size
+            if self._size and os.pread(self._fd, 1, self._size - 1) != b"\n":
+                # A killed run's cut last line: it stands alone, never glued to the next one.
+                _write_all(self._fd, b"\n")
             self.buffer.seek(0)
             while chunk := self.buffer.read(READ_BUFFER):
                 _write_all(self._fd, chunk)
+                _at("sidecar-appended", self.path)
             os.fsync(self._fd)
+            self._end = os.fstat(self._fd).st_size
         except OSError as exc:
             self.undo()
             raise WriteError(f"{self.path}: cannot save the salvaged lines: {exc.strerror or exc}") from None
 
     def undo(self) -> None:
-        """Take back what ``commit`` appended (the transcript was not replaced)."""
+        """Take back what ``commit`` appended (the transcript was not replaced): this run's bytes only, under its lock."""
         if self._fd is None:
             return
         with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, self._size)
-            if self._created and self._size == 0:
-                os.unlink(self.path)
+            now = os.fstat(self._fd).st_size
+            # Only where nothing but this run wrote since (the lock sees to that for other runs):
+            # never cut bytes someone else appended.
+            if not self._end or now == self._end:
+                os.ftruncate(self._fd, self._size)
+                if self._created and self._size == 0 and _same_inode(os.lstat(self.path), os.fstat(self._fd)):
+                    os.unlink(self.path)
         self.close()
 
     def close(self) -> None:
@@ -740,11 +1087,37 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class OutputFileSink:
-    """Writes the whole repaired transcript to ``path``, atomically."""
+    """Writes the whole repaired transcript to ``path``, atomically.
+
+    A missing path or a regular file of one link is replaced by rename. What
+    is neither (a device such as /dev/null, a FIFO, a terminal) is never
+    replaced: the repaired bytes are streamed into it at the commit, as
+    ``cat > PATH`` would. A regular file with several hard links is refused:
+    a rename would split them.
+    """
 
     def __init__(self, path: str, sidecar: Sidecar | None = None, source: str = STDIN) -> None:
         self.target = os.path.realpath(path)
         self.sidecar = sidecar
+        self.temp = None
+        self.buffer = None
+        try:
+            found = os.stat(self.target)
+        except OSError:
+            found = None
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            if stat.S_ISDIR(found.st_mode):
+                raise WriteError(f"{path}: is a directory; nothing was written")
+            import tempfile
+
+            self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+            self.keep = self.write = self.buffer.write
+            return
+        if found is not None and found.st_nlink > 1:
+            raise WriteError(
+                f"{path}: has {found.st_nlink} hard links; replacing it would split them; nothing was written "
+                "(write to another name, or remove the other links first)"
+            )
         _release_replaced_pages(self.target, source)
         self.temp = _AtomicTemp(self.target)
         self.keep = self.write = self.temp.write
@@ -756,14 +1129,39 @@ class OutputFileSink:
         self.sidecar.add(raw)
 
     def commit(self) -> bool:
+        if self.buffer is not None:
+            _commit_with(self.sidecar, self._stream)
+            return True
         mode = None
         with contextlib.suppress(OSError):
             mode = os.stat(self.target).st_mode & 0o7777
         _commit_with(self.sidecar, lambda: self.temp.commit(mode if mode is not None else 0o666 & ~_umask()))
         return True
 
+    def _stream(self) -> None:
+        """Into a device or a FIFO, as ``cat > PATH``: opened for writing, never created, replaced or truncated."""
+        try:
+            fd = os.open(self.target, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise WriteError(f"{self.target}: cannot write: {exc.strerror or exc}; nothing was written") from None
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+                raise WriteError(f"{self.target}: was replaced while it was being written; nothing was written")
+            self.buffer.seek(0)
+            while chunk := self.buffer.read(READ_BUFFER):
+                _write_all(fd, chunk)
+        except OSError as exc:
+            raise WriteError(f"{self.target}: write failed: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+            self.buffer.close()
+
     def abort(self) -> None:
-        self.temp.abort()
+        if self.temp is not None:
+            self.temp.abort()
+        if self.buffer is not None:
+            self.buffer.close()
         if self.sidecar is not None:
             self.sidecar.close()
 

@@ -52,15 +52,18 @@ class RunOptions:
 def run_path(path: str, options: RunOptions) -> FileReport:
     from . import databases
 
-    if databases.is_database(path):
+    # A FIFO is never opened blocking for --in-place (open_for_rewrite refuses it at once).
+    if not (options.mode is Mode.IN_PLACE and not _regular(path)) and databases.is_database(path):
         # OpenCode's session store: read and repaired through SQLite, not as lines.
         return databases.run_path(path, options)
     report = FileReport(path)
     sink = None
     try:
-        with files.open_lines(path) as lines, _ByteProgress(lines, path, options.progress):
+        # An in-place fix reads a regular file it holds locked until the commit (files.open_for_rewrite).
+        opened = files.open_for_rewrite(path) if options.mode is Mode.IN_PLACE and path != files.STDIN else files.open_lines(path)
+        with opened as lines, _ByteProgress(lines, path, options.progress):
             source = _Replayable(lines)
-            sink = _sink(path, options)
+            sink = _sink(path, options, lines)
             config = options.stream_config()
             result = stream.run(source.first(), config, sink)
             if result.starts_over:
@@ -68,19 +71,28 @@ def run_path(path: str, options: RunOptions) -> FileReport:
                 if sink is not None:
                     sink.abort()
                     sink = None
-                sink = _sink(path, options)
+                sink = _sink(path, options, lines)
                 result = stream.run(source.again(), replace(config, repair=from_start(config.repair)), sink)
-        report.format = result.format
-        report.findings = result.findings
-        report.edits = result.edits
-        report.changed = result.changed
-        if sink is not None:
-            if result.unparsed or (options.mode is Mode.IN_PLACE and not result.changed):
-                sink.abort()
-            else:
-                report.written = sink.commit()
-                report.backup = getattr(sink, "backup", None)
-        sink = None
+            report.format = result.format
+            report.findings = result.findings
+            report.edits = result.edits
+            report.changed = result.changed
+            if sink is not None:
+                # Inside the ``with``: an in-place fix commits while it still holds the file's lock.
+                if result.unparsed or (options.mode is Mode.IN_PLACE and not result.changed):
+                    sink.abort()
+                    if result.unparsed and options.mode is Mode.OUTPUT and options.output == files.STDIN:
+                        # A script reading the transcript from stdout must tell "printed" from "printed
+                        # nothing": the latter is an error (exit 2), its findings say why.
+                        report.error = (
+                            f"{files.describe(path)}: nothing was printed: lines that are not JSON stop the repair "
+                            "(see the findings; --salvage moves them out)"
+                        )
+                else:
+                    report.written = sink.commit()
+                    report.backup = getattr(sink, "backup", None)
+                    _tell(getattr(sink, "notes", ()))
+            sink = None
     except NotATranscriptError as exc:
         if options.skip_unrecognised:
             report.skipped = str(exc)
@@ -90,10 +102,21 @@ def run_path(path: str, options: RunOptions) -> FileReport:
         report.error = _naming(path, str(exc))
         # A replace that went through before the error (bytes carried over) keeps its backup.
         report.backup = getattr(sink, "backup", None)
+    except MemoryError:
+        report.error = f"{files.describe(path)}: out of memory while reading it (a line too long to hold?); nothing was written"
     finally:
         if sink is not None:
             sink.abort()
     return report
+
+
+def _regular(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 class _Replayable:
@@ -145,14 +168,25 @@ def _naming(path: str, message: str) -> str:
     return f"{shown}: {message}"
 
 
-def _sink(path: str, options: RunOptions):
+def _tell(notes) -> None:
+    """What --force wrote although it could not keep it: said on stderr, never silent."""
+    if notes:
+        import sys
+
+        from .safe import printable
+
+        for note in notes:
+            sys.stderr.write(f"apx-doctor: warning: {printable(note)}\n")
+
+
+def _sink(path: str, options: RunOptions, handle=None):
     sidecar = None
     if options.salvage and options.mode in (Mode.IN_PLACE, Mode.OUTPUT):
         if path == files.STDIN:
             raise UsageError("--salvage needs a file: the rejected lines are kept beside it")
         sidecar = files.Sidecar(path)
     if options.mode is Mode.IN_PLACE:
-        return files.InPlaceSink(path, sidecar, force=options.force, backup=options.backup)
+        return files.InPlaceSink(path, sidecar, force=options.force, backup=options.backup, handle=handle)
     if options.mode is Mode.OUTPUT:
         if options.output == files.STDIN:
             return files.StdoutSink(sidecar)
@@ -201,6 +235,18 @@ def iter_paths(
     is still reported, and that one carries an error (exit 2).
     """
     per_path = [options] * len(paths) if isinstance(options, RunOptions) else list(options)
+    same = _same_files(paths, per_path)
+    if same:
+        # One run schedules a file once: a second name of it (a symlink, the same
+        # path twice) is reported as skipped, never repaired or salvaged again.
+        keep = [i for i in range(len(paths)) if i not in same]
+        done = iter_paths([paths[i] for i in keep], [per_path[i] for i in keep], jobs)
+        for i, path in enumerate(paths):
+            if i in same:
+                yield FileReport(path, skipped=f"the same file as {files.describe(paths[same[i]])}, which this run already looks at")
+            else:
+                yield next(done)
+        return
     jobs = jobs or os.cpu_count() or 1
     # Standard input can be read only here; one file gains nothing from a pool.
     if jobs <= 1 or len(paths) <= 1 or files.STDIN in paths:
@@ -208,6 +254,25 @@ def iter_paths(
             yield run_path(path, opts)
         return
     yield from _parallel(list(zip(paths, per_path)), jobs)
+
+
+def _same_files(paths: Sequence[str], per_path: Sequence[RunOptions]) -> dict[int, int]:
+    """For a fix, the inputs that name a file an earlier input names too (by st_dev and st_ino): index -> that input's index."""
+    if not any(o.mode is not Mode.CHECK for o in per_path) or len(paths) < 2:
+        return {}
+    first: dict[tuple[int, int], int] = {}
+    same: dict[int, int] = {}
+    for i, (path, opts) in enumerate(zip(paths, per_path)):
+        if opts.mode is Mode.CHECK:
+            continue
+        key = files.file_key(path)
+        if key is None:
+            continue
+        if key in first:
+            same[i] = first[key]
+        else:
+            first[key] = i
+    return same
 
 
 def _run_chunk(chunk: list[tuple[str, RunOptions]]) -> list[FileReport]:

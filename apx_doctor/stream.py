@@ -263,6 +263,15 @@ def _sync(run_: "_Pass", number: int, out_number: int, last: bytes | None) -> No
         run_._track(last)
 
 
+def _checked(data: bytes, value: Any, number: int) -> bytes:
+    """``data``, the serialised ``value``, once it reads back as exactly that value (never NaN or Infinity)."""
+    if not jsonl.reads_back(data, value):
+        raise SelfCheckError(
+            f"a record written at line {number} would not read back as the value it stands for; nothing was written"
+        )
+    return data
+
+
 def _parse_first(raw: bytes) -> Any:
     return jsonl.parse(raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw)
 
@@ -401,13 +410,22 @@ class _Pass:
         elif verdict.replace is DROP:
             self.sink.drop(raw)
         else:
-            if jsonl.parse_exact(raw.removeprefix(jsonl.BOM)) != value:
-                raise SelfCheckError(f"line {number} holds a number too long to rewrite exactly; nothing was written")
+            # The line is written again from its parsed value: every number and
+            # key must come back as it was, or the line is not rewritten at all.
+            reason = jsonl.inexact(raw)
+            if reason is not None:
+                raise SelfCheckError(
+                    f"line {number} needs a rewrite, but it holds {reason}, which a rewrite would change; "
+                    "the line is unfixable and nothing was written"
+                )
             term = jsonl.terminator(raw)
             # In the line's own layout where the standard library reproduces it
             # (a dataset written by json.dumps), else compact as orjson writes.
             kept = self.doctor.adapter.keeps_layout and dumps_like(raw, value, verdict.replace)
-            rewritten = kept or jsonl.dumps(verdict.replace)
+            rewritten = _checked(kept or jsonl.dumps(verdict.replace), verdict.replace, number)
+            if raw.startswith(jsonl.BOM):
+                # The byte-order mark APX103 says is kept.
+                rewritten = jsonl.BOM + rewritten
             self.sink.write(rewritten + term)
             self._track(raw)
             self._recheck(verdict.replace)
@@ -420,7 +438,7 @@ class _Pass:
             self.last_terminator = self.default_terminator or b"\n"
             self.sink.write(self.last_terminator)
         for record, _pending in verdict.insert:
-            self.sink.write(jsonl.dumps(record) + self.last_terminator)
+            self.sink.write(_checked(jsonl.dumps(record), record, self.number) + self.last_terminator)
             self._recheck(record)
 
     def _track(self, raw: bytes) -> None:

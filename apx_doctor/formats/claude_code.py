@@ -410,9 +410,14 @@ class ClaudeCodeAdapter(FormatAdapter):
         """Whether ``node`` is ``ancestor`` or lies below it in the tree."""
         if node is None or ancestor is None:
             return False
+        # A uuid cycle (a hostile or corrupt tree) ends the walk at its first repeat, not at the limit.
+        seen = set()
         for _ in range(_ANCESTRY_LIMIT):
             if node == ancestor:
                 return True
+            if node in seen:
+                return False
+            seen.add(node)
             node = self._parent(node)
             if node is None:
                 return False

@@ -42,7 +42,8 @@ def _rule(rule: Rule) -> dict[str, Any]:
 
 def relative_uri(path: str) -> str:
     relative = os.path.relpath(path) if os.path.isabs(path) else os.path.normpath(path)
-    return quote(relative.replace(os.sep, "/"), safe="/")
+    # A name that is no UTF-8 (held as surrogate escapes) is quoted from its own bytes.
+    return quote(os.fsencode(relative.replace(os.sep, "/")), safe="/")
 
 
 def fingerprint(uri: str, finding: Finding) -> str:
