@@ -23,7 +23,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_MARKER",
+    "Edit",
     "Finding",
+    "Format",
     "Inserted",
     "RepairResult",
     "UnrecognisedHistoryError",
@@ -33,17 +35,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import Inserted, RepairResult, UnrecognisedHistoryError, check_messages, repair_messages
+    from .api import Format, Inserted, RepairResult, UnrecognisedHistoryError, check_messages, repair_messages
     from .formats.base import DEFAULT_MARKER
-    from .model import Finding
+    from .model import Edit, Finding
 
 _LAZY = {
     "check_messages": "api",
     "repair_messages": "api",
+    "Format": "api",
     "Inserted": "api",
     "RepairResult": "api",
     "UnrecognisedHistoryError": "api",
     "Finding": "model",
+    "Edit": "model",
     "DEFAULT_MARKER": "formats.base",
 }
 

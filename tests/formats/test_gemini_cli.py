@@ -279,15 +279,15 @@ def test_a_log_without_a_final_line_ending_gets_one_before_the_record(tmp_path: 
 # --- the library --------------------------------------------------------------
 
 
-def test_the_library_reports_but_cannot_insert_an_answer_into_a_record() -> None:
+def test_the_library_answers_a_call_in_its_own_record_as_the_document_library_does() -> None:
     messages = [_user("u1"), _reply("g1", _call("c1", "executing")), _user("u2")]
     (finding,) = check_messages(messages, format="gemini-cli")
-    assert (finding.code, finding.line, finding.call_id, finding.fixable) == ("APX001", 2, "c1", False)
+    assert (finding.code, finding.line, finding.index, finding.call_id, finding.fixable) == ("APX001", 2, 1, "c1", True)
     result = repair_messages(messages, format="gemini-cli")
-    assert result.messages == messages and not result.inserted  # never a made-up message
-    # The document library writes the answer where it belongs.
+    # Never a made-up message: the call's own message is replaced by its answered copy.
+    assert len(result.messages) == len(messages) and result.messages[1]["toolCalls"][0]["status"] == "cancelled"
     repaired = documents.repair_document(_session(*messages))
-    assert repaired.value["messages"][1]["toolCalls"][0]["status"] == "cancelled"
+    assert result.messages == repaired.value["messages"]
     assert [(f.code, f.index) for f in repaired.findings] == [("APX001", 1)]
 
 
