@@ -85,10 +85,22 @@ class Session:
     crlf: bool
 
 
+# How long each kind of text is, a profile a shape of file:
+# "long": the original bench data (about 2.1 KB a line, results up to 40 KB);
+# "short": API logs and chat exports (about 600 B a line: a sentence a user
+#   turn, small arguments, results of 50-2,000 characters);
+# "real": lines as long as in real Claude Code sessions (a median of about
+#   1 KB, a mean of about 3.6 KB, a long tail of large tool results).
+PROFILES = ("long", "short", "real")
+
+
 class Shapes:
     """Draws sessions; the same seed gives the same sessions."""
 
-    def __init__(self, seed: int, *, interrupt: float = 0.006, orphan: float = 0.002) -> None:
+    def __init__(self, seed: int, *, interrupt: float = 0.006, orphan: float = 0.002, profile: str = "long") -> None:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}")
+        self.profile = profile
         self.rng = random.Random(seed)
         self.pool = _text_pool(self.rng, 1 << 20)
         self.interrupt = interrupt
@@ -103,9 +115,20 @@ class Shapes:
         start = self.rng.randrange(0, len(self.pool) - n)
         return self.pool[start : start + n]
 
+    def sized(self, long: tuple[int, int], short: tuple[int, int]) -> str:
+        """A text of the ``long`` profile's size range, or of ``short`` in the short profile."""
+        return self.text(*(short if self.profile == "short" else long))
+
     def result_text(self) -> str:
-        # Tool output: mostly a few KB, sometimes tens of KB (a long file read).
         r = self.rng.random()
+        if self.profile == "short":
+            return self.text(50, 2_000)
+        if self.profile == "real":
+            # Log-normal: most results a few hundred bytes, a tail of whole files.
+            n = min(600_000, max(20, int(self.rng.lognormvariate(6.9, 2.2))))
+            start = self.rng.randrange(0, len(self.pool) - n)
+            return self.pool[start : start + n]
+        # Tool output: mostly a few KB, sometimes tens of KB (a long file read).
         if r < 0.5:
             return self.text(100, 2_000)
         if r < 0.9:
@@ -116,7 +139,7 @@ class Shapes:
         self.counter += 1
         self.calls += 1
         name = self.rng.choice(_TOOLS)
-        args = orjson.dumps({"path": f"src/{self.text(4, 24).strip()}.py", "query": self.text(10, 200)}).decode()
+        args = orjson.dumps({"path": f"src/{self.text(4, 24).strip()}.py", "query": self.sized((10, 200), (5, 60))}).decode()
         return Call(f"call_{self.counter:08d}", name, args, self.result_text())
 
     def session(self, index: int, max_turns: int = 12) -> Session:
@@ -124,14 +147,14 @@ class Shapes:
         turns = []
         for _ in range(rng.randint(1, max_turns)):
             steps = []
-            final: str | None = self.text(50, 1_500)
+            final: str | None = self.sized((50, 1_500), (20, 300))
             for _ in range(rng.randint(0, 4)):
                 width = rng.choices((1, 2, 3, 4), (70, 15, 10, 5))[0]
                 calls = [self.call() for _ in range(width)]
                 order = list(range(width))
                 if width > 1 and rng.random() < 0.3:
                     rng.shuffle(order)
-                steps.append(Step(self.text(0, 400), calls, order))
+                steps.append(Step(self.sized((0, 400), (0, 120)), calls, order))
                 if rng.random() < self.interrupt * 2:
                     # The turn is cut: some results of this step never arrive.
                     lost = rng.sample(range(width), rng.randint(1, width))
@@ -145,8 +168,8 @@ class Shapes:
                 self.counter += 1
                 self.orphans += 1
                 orphan = f"call_{self.counter:08d}x"
-            turns.append(Turn(self.text(20, 800), steps, final, orphan))
-        return Session(index, self.text(100, 600), turns, crlf=rng.random() < 0.1)
+            turns.append(Turn(self.sized((20, 800), (15, 200)), steps, final, orphan))
+        return Session(index, self.sized((100, 600), (40, 300)), turns, crlf=rng.random() < 0.1)
 
 
 # ---------------------------------------------------------------------------
@@ -341,9 +364,11 @@ class Made:
     orphans: int
 
 
-def write_transcript(path: Path, fmt: str, target_bytes: int, seed: int = SEED, max_turns: int = 12) -> Made:
-    """Sessions in ``fmt`` written one after another until ``target_bytes``."""
-    shapes = Shapes(seed)
+def write_transcript(
+    path: Path, fmt: str, target_bytes: int, seed: int = SEED, max_turns: int = 12, profile: str = "long"
+) -> Made:
+    """Sessions in ``fmt`` (lines as long as ``profile`` says) written one after another until ``target_bytes``."""
+    shapes = Shapes(seed, profile=profile)
     writer = WRITERS[fmt]
     size = lines = 0
     buffer: list[bytes] = []

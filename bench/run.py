@@ -142,6 +142,15 @@ def ensure_data() -> dict[str, generate.Made]:
         made["quarter"] = generate.write_transcript(DATA / "chat-quarter.jsonl", "chat", target // 4)
     if "sessions" not in made:
         made["sessions"] = generate.write_folder(DATA / "sessions", max(20, int(5000 * SCALE)))
+    # Issue 15: short lines (API logs, chat exports) in every format, and line
+    # lengths as in real Claude Code sessions (bench/generate.py PROFILES).
+    for fmt in formats:
+        key = f"{fmt}-short"
+        if key not in made:
+            size = target if fmt == "chat" else target // 8
+            made[key] = generate.write_transcript(DATA / f"{fmt}-short.jsonl", fmt, size, profile="short")
+    if "claude-code-real" not in made and "claude-code" in formats:
+        made["claude-code-real"] = generate.write_transcript(DATA / "claude-code-real.jsonl", "claude-code", target // 2, profile="real")
     one = DATA / "one-line.jsonl"
     one.write_bytes(b'{"role":"user","content":"hello"}\n')
     stamp.write_text(json.dumps({"want": want, "made": {k: {**vars(v), "path": str(v.path)} for k, v in made.items()}}))
@@ -169,9 +178,10 @@ def main() -> int:
     loop = [PYTHON, str(HERE / "orjson_loop.py")]
     table = Table()
     table.add("Data:\n")
-    for fmt, item in made.items():
+    for name, item in made.items():
+        fmt = name.rsplit("-", 1)[0] if name.endswith(("-short", "-real")) else name
         if fmt in generate.WRITERS:
-            table.add(f"- {sanity(item.path, fmt, item)}")
+            table.add(f"- {sanity(item.path, fmt, item).replace(fmt + ':', name + ':', 1)}")
     table.add(f"- sessions: {made['sessions'].lines:,} lines in {max(20, int(5000 * SCALE)):,} files\n")
     table.header()
 
@@ -229,9 +239,40 @@ def main() -> int:
         ours, base = alternate([*DOCTOR, "check", "--isolated", "--input-format", fmt, path], loop + [path])
         table.timed(f"`check` {item.bytes / 1e9:.2f} GB {fmt}", ours, base, "orjson loop", 1.5)
 
+    short_rows(table, made, loop)
     library_row(table)
     (DATA / "last-run.md").write_text("\n".join(table.rows) + "\n")
     return 0
+
+
+def short_rows(table: Table, made: dict[str, generate.Made], loop: list[str]) -> None:
+    """Issue 15's rows: every shape of file against the bare orjson loop, at its targets."""
+    table.add("")
+    table.add("Issue 15: short lines (about 600 B a line) and real Claude Code line lengths:\n")
+    table.header()
+    short = made.get("chat-short")
+    if short is not None:
+        path = str(short.path)
+        size = f"{short.bytes / 1e9:.2f} GB"
+        runs_check, runs_loop = alternate([*DOCTOR, "check", "--isolated", "--output-format", "json", path], loop + [path])
+        table.timed(f"`check` {size} chat, short lines", runs_check, runs_loop, "orjson loop", 1.0)
+        out_file = str(DATA / "repaired-short.jsonl")
+        runs_fix, runs_loop2 = alternate([*DOCTOR, "fix", "--isolated", "--output", out_file, path], loop + [path])
+        os.unlink(out_file)
+        table.timed(f"`fix --output` {size} chat, short lines", runs_fix, runs_loop2, "orjson loop", 1.3)
+        runs_check2, runs_std = alternate([*DOCTOR, "check", "--isolated", path], [PYTHON, str(HERE / "stdlib_pairing.py"), path])
+        table.timed(f"`check` {size} chat, short lines", runs_check2, runs_std, "stdlib json pairing script", 3.0, faster=True)
+    chat = made["chat"]
+    ours, base = alternate([*DOCTOR, "check", "--isolated", str(chat.path)], loop + [str(chat.path)])
+    table.timed(f"`check` {chat.bytes / 1e9:.2f} GB chat, long lines (issue 15 target)", ours, base, "orjson loop", 1.0)
+    for name, item in made.items():
+        if not name.endswith(("-short", "-real")) or name == "chat-short":
+            continue
+        fmt = name.rsplit("-", 1)[0]
+        path = str(item.path)
+        ours, base = alternate([*DOCTOR, "check", "--isolated", "--input-format", fmt, path], loop + [path])
+        shape = "short lines" if name.endswith("-short") else "real Claude Code line lengths"
+        table.timed(f"`check` {item.bytes / 1e9:.2f} GB {fmt}, {shape}", ours, base, "orjson loop", 1.2)
 
 
 def library_row(table: Table) -> None:
