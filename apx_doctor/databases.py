@@ -28,11 +28,11 @@ from .documents import _Options, _review
 from .errors import InputError, NotATranscriptError, UsageError, WriteError
 from .formats.opencode import OpenCodeAdapter, created_time
 from .model import Edit, FileReport, Finding
+from .stream import SQLITE_MAGIC as MAGIC
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import RunOptions
 
-MAGIC = b"SQLite format 3\x00"
 # How long a repair waits for a runtime's write transaction to end.
 BUSY_SECONDS = 5.0
 _TABLES = {

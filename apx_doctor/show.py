@@ -29,7 +29,7 @@ from .model import Finding
 from .reporters import shown_name
 from .reporters.text import console as text_console
 from .safe import printable
-from .stream import DETECT_LINES, choose_adapter
+from .stream import DETECT_LINES, SQLITE_MAGIC, choose_adapter
 
 @dataclass(frozen=True, slots=True)
 class ShowOptions:
@@ -98,6 +98,11 @@ def _rows(adapter_type: type[FormatAdapter], raw_lines: list, values: list, mark
 def _read(path: str, options: ShowOptions):
     with files.open_lines(path) as lines:
         raw_lines = list(lines)
+    if raw_lines and raw_lines[0].startswith(SQLITE_MAGIC):
+        raise InputError(
+            f"{path}: a SQLite session store (OpenCode's): show draws files of lines or JSON documents, not a "
+            "database; check and fix read it (or show an export: opencode export ID > session.json)"
+        )
     values = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(raw_lines)]
     try:
         whole = documents.applies(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])

@@ -97,10 +97,20 @@ class StreamResult:
         return bool(self.edits) and not self.unparsed
 
 
+# The first bytes of a SQLite database file (apx_doctor.databases reads those).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sink | None = None) -> StreamResult:
     """Check ``lines``; with a sink, also write the repaired transcript to it."""
     rest = iter(lines)
     head = list(islice(rest, DETECT_LINES))
+    if head and head[0].startswith(SQLITE_MAGIC):
+        # A path to one goes to apx_doctor.databases; this is one as a stream (stdin).
+        raise InputError(
+            "line 1: this is a SQLite database (OpenCode keeps its sessions in one), which is read "
+            "through SQLite from its path, not as lines: name the file; nothing was checked"
+        )
     parsed = [_parse_first(raw) if i == 0 else jsonl.parse(raw) for i, raw in enumerate(head)]
     if documents.applies(config.input_format, head, parsed):
         return documents.run(head, rest, config, sink)

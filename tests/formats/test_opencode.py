@@ -293,3 +293,20 @@ def test_the_store_is_found_in_opencodes_home(tmp_path: Path) -> None:
     code, report = run("fix", "--call-id", "call_cut", "--in-place", env=env | {"XDG_DATA_HOME": str(moved)})
     assert code == 1 and report["files"][0]["path"] == str(moved / "opencode" / "opencode.db")
     assert run("check", moved / "opencode" / "opencode.db")[0] == 0
+
+
+def test_a_store_on_standard_input_or_in_show_is_refused_naming_what_reads_it(store: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "apx_doctor", "check", "-"], stdin=store.open("rb"), capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "SQLite database" in done.stderr and "name the file" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([sys.executable, "-m", "apx_doctor", "show", str(store)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "check and fix read it" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fifo_is_not_taken_for_a_store(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert databases.is_database(str(fifo)) is False  # and it did not wait for a writer
