@@ -587,6 +587,15 @@ def _name_stdin(reports, flags) -> None:
 def _internal_error(exc: Exception, verbose: bool) -> NoReturn:
     from .safe import printable
 
+    if isinstance(exc, BrokenPipeError):
+        # The reader of the report went away (`| head`): no error of ours, and
+        # nobody left to tell. Later writes (the interpreter's last flush) go nowhere.
+        import os
+        import sys
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(EXIT_TROUBLE) from None
+
     # Plain tracebacks (no local variables), every line made safe and cut:
     # an exception's text may quote a transcript.
     if verbose:
