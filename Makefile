@@ -7,9 +7,8 @@ PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 # extra to the same .venv (a later `make demo` keeps it: nothing is uninstalled).
 STAMP := $(VENV)/.installed-$(PYPROJECT_SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_SUM)
-LINT_STAMP := $(VENV)/.installed-lint-$(PYPROJECT_SUM)
 
-.PHONY: demo test e2e runtimes install install-test lint clean fuzz bench
+.PHONY: demo test e2e runtimes install install-test clean fuzz bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,18 +16,12 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
-	@rm -f $(filter-out $(TEST_STAMP) $(LINT_STAMP),$(wildcard $(VENV)/.installed-*))
+	@rm -f $(filter-out $(TEST_STAMP),$(wildcard $(VENV)/.installed-*))
 	@touch $@
 
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@rm -f $(wildcard $(VENV)/.installed-test-*)
-	@touch $@
-
-# ruff and mypy, configured in pyproject.toml ([tool.ruff], [tool.mypy]).
-$(LINT_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet 'ruff>=0.6' 'mypy>=1.10'
-	@rm -f $(wildcard $(VENV)/.installed-lint-*)
 	@touch $@
 
 # An editable install compiles nothing, and PYTHONDONTWRITEBYTECODE keeps it so:
@@ -38,11 +31,6 @@ install: $(STAMP)
 	@$(BIN)/python -m compileall -q apx_doctor
 
 install-test: install $(TEST_STAMP)
-
-lint: $(LINT_STAMP)
-	$(BIN)/ruff check apx_doctor tests
-	$(BIN)/ruff format --check apx_doctor tests
-	$(BIN)/mypy
 
 demo: install
 	@echo '$$ apx-doctor check examples/dashboard.jsonl'
