@@ -16,8 +16,9 @@ never completed is still unanswered. The next model reply (an
 ``assistant.message`` with another ``messageId``) and a user message close the
 turn, and so do ``abort`` and ``session.resume``: there Copilot itself, when it
 rebuilds the conversation, stands in a result for the calls still open at the
-tail ("Completing N orphaned tool calls", in memory only), so a record written
-there takes the place of that stand-in. A ``session.compaction_complete`` or
+tail ("Completing N orphaned tool calls"; 1.0.102 also writes it to the file,
+as a ``tool.execution_complete`` after the ``session.resume``), so a record
+written there takes the place of that stand-in. A ``session.compaction_complete`` or
 ``session.context_cleared`` replaces the history before it and closes pending
 calls too. A user message sent while the agent runs (``delivery: "steering"``)
 closes nothing. Every other event (turn start and end, reasoning, hooks,
@@ -201,11 +202,14 @@ class CopilotCliAdapter(FormatAdapter):
             data: dict[str, Any] = {
                 "toolCallId": pending.call.id,
                 # A completion must say whether the execution completed
-                # successfully; it did not. The text the model is shown is
-                # the marker alone, as Copilot's own failed completions carry
-                # their text in ``result.content``; no ``error`` is claimed.
+                # successfully; it did not. This is the shape Copilot CLI
+                # (1.0.102) itself writes when it resumes a session with a call
+                # left open: ``success`` false and its text in
+                # ``error.message``, which is what it sends the model. It does
+                # not read ``result.content`` of an unsuccessful completion
+                # (it sends "Tool execution failed" instead).
                 "success": False,
-                "result": {"content": self.marker},
+                "error": {"message": self.marker},
             }
             data.update(copied)
             record: dict[str, Any] = {"type": "tool.execution_complete"}

@@ -68,8 +68,8 @@ def _is_completion_as_copilot_writes_it(record: dict) -> bool:
         and set(data) <= _COMPLETE_KEYS
         and record["type"] == "tool.execution_complete"
         and data["success"] is False
-        and data["result"] == {"content": DEFAULT_MARKER}
-        and "error" not in data
+        and data["error"] == {"message": DEFAULT_MARKER}
+        and "result" not in data
         and uuid.UUID(record["id"]).version == 5
     )
 
@@ -128,7 +128,7 @@ def test_fix_appends_the_completion_copilot_would_write_and_keeps_every_line(cor
     assert record["data"] == {
         "toolCallId": TRIMMED,
         "success": False,
-        "result": {"content": DEFAULT_MARKER},
+        "error": {"message": DEFAULT_MARKER},
         "interactionId": TRIMMED,
         "turnId": TRIMMED,
         "model": "gpt-5-mini",
@@ -329,5 +329,5 @@ def test_odd_types_never_raise() -> None:
         ("APX104", 10, None),
     ]
     (inserted,) = repair_messages(chain.events + odd, format="copilot-cli").inserted
-    assert inserted.record["data"] == {"toolCallId": "c1", "success": False, "result": {"content": DEFAULT_MARKER}}
+    assert inserted.record["data"] == {"toolCallId": "c1", "success": False, "error": {"message": DEFAULT_MARKER}}
     assert "agentId" not in inserted.record
