@@ -194,19 +194,7 @@ class AnthropicAdapter(FormatAdapter):
             else:
                 other = other or kind != "tool_result"
             kept += 1
-        opens = role == "user" and other
-        return Shape(
-            "turn" if opens else "message",
-            role,
-            opens=opens,
-            turn=opens,
-            calls=tuple(calls),
-            results=tuple(results),
-            empty_text=empty,
-            droppable=empty > 0 and kept > 0,
-            empty_results=tuple(empty_results),
-            unsigned_thinking=unsigned,
-        )
+        return Shape.of_blocks(role, other, calls, results, empty, kept, empty_results, unsigned)
 
     def without_empty_text(self, obj: Any) -> Any:
         content = obj.get("content")

@@ -91,6 +91,33 @@ class Shape:
     # Thinking blocks whose signature is empty or missing.
     unsigned_thinking: int = 0
 
+    @classmethod
+    def of_blocks(
+        cls,
+        role: Any,
+        other: bool,
+        calls: list,
+        results: list,
+        empty: int,
+        kept: int,
+        empty_results: Sequence[str | None] = (),
+        unsigned: int = 0,
+    ) -> "Shape":
+        """A message of content blocks: a user message with content besides its results opens a turn."""
+        opens = role == "user" and other
+        return cls(
+            "turn" if opens else "message",
+            role,
+            opens=opens,
+            turn=opens,
+            calls=tuple(calls),
+            results=tuple(results),
+            empty_text=empty,
+            droppable=empty > 0 and kept > 0,
+            empty_results=tuple(empty_results),
+            unsigned_thinking=unsigned,
+        )
+
 
 class Detection:
     """How sure an adapter is that sample lines are in its format."""

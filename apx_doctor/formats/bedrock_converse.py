@@ -185,19 +185,7 @@ class BedrockConverseAdapter(FormatAdapter):
                     unsigned += 1
             elif "cachePoint" not in block:
                 other = True
-        opens = role == "user" and other
-        return Shape(
-            "turn" if opens else "message",
-            role,
-            opens=opens,
-            turn=opens,
-            calls=tuple(calls),
-            results=tuple(results),
-            empty_text=empty,
-            droppable=empty > 0 and kept > 0,
-            empty_results=tuple(empty_results),
-            unsigned_thinking=unsigned,
-        )
+        return Shape.of_blocks(role, other, calls, results, empty, kept, empty_results, unsigned)
 
     def without_empty_text(self, obj: Any) -> Any:
         return {**obj, "content": [b for b in obj["content"] if not (type(b) is dict and _empty_text(b))]}

@@ -267,17 +267,7 @@ class GeminiApiAdapter(FormatAdapter):
                     results.append(response["id"])
             else:
                 other = True
-        opens = side == "user" and other
-        return Shape(
-            "turn" if opens else "message",
-            side,
-            opens=opens,
-            turn=opens,
-            calls=tuple(calls),
-            results=tuple(results),
-            empty_text=empty,
-            droppable=empty > 0 and kept > 0,
-        )
+        return Shape.of_blocks(side, other, calls, results, empty, kept)
 
     def without_empty_text(self, obj: Any) -> Any:
         # Only a part that is nothing but empty text: one with a thoughtSignature is kept.
