@@ -45,8 +45,7 @@ _SIDE_EFFECT_WORDS = frozenset(
 SAFE_NEXT = {
     ToolKind.READ_ONLY: "read-only tool: safe to re-run",
     ToolKind.SIDE_EFFECTS: (
-        "tool with side effects: it may have run; check the current state first, "
-        "or retry with an idempotency key"
+        "tool with side effects: it may have run; check the current state first, or retry with an idempotency key"
     ),
     ToolKind.UNKNOWN: "unknown tool kind: find out whether it changes anything before re-running it",
 }
@@ -115,9 +114,7 @@ def _received(finding: Finding, inserted: bool, mode: str, unparsed: bool) -> st
     }.get(mode, "none received; a not-run record was inserted")
 
 
-def annotate(
-    report: FileReport, mode: str, read_only: Sequence[str] = (), side_effects: Sequence[str] = ()
-) -> None:
+def annotate(report: FileReport, mode: str, read_only: Sequence[str] = (), side_effects: Sequence[str] = ()) -> None:
     """Give every APX001 finding of ``report`` its advice (in place)."""
     if not any(f.code == "APX001" for f in report.findings):
         return

@@ -217,9 +217,7 @@ def _repair(
     return _result(doctor, out, inserted), doctor
 
 
-def _feed_each(
-    doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted], nested: Any
-) -> None:
+def _feed_each(doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted], nested: Any) -> None:
     """Every message through ``HistoryDoctor.entry``: a history a message, or a repair that relinks."""
     index = 0
     try:
@@ -233,9 +231,7 @@ def _feed_each(
         raise _trouble(doctor, f"the message at index {index}", exc) from exc
 
 
-def _feed_unrolled(
-    doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted], nested: Any
-) -> None:
+def _feed_unrolled(doctor: HistoryDoctor, messages: Sequence[Any], out: list[Any], inserted: list[Inserted], nested: Any) -> None:
     """``HistoryDoctor.entry`` unrolled, as in the streaming check: the doctor is asked only where needed.
 
     A runtime calls this before every request, on histories of any length.
@@ -400,9 +396,7 @@ def _end(doctor: HistoryDoctor, number: int) -> Verdict | None:
 
 def _trouble(doctor: HistoryDoctor, where: str, exc: BaseException) -> ValueError:
     # The cause is chained for the bug report; the message itself quotes no content.
-    return ValueError(
-        f"{where}: the {doctor.adapter.name} reader cannot handle it ({type(exc).__name__}, a bug worth reporting)"
-    )
+    return ValueError(f"{where}: the {doctor.adapter.name} reader cannot handle it ({type(exc).__name__}, a bug worth reporting)")
 
 
 def _insert(out: list[Any], inserted: list[Inserted], records: list) -> None:

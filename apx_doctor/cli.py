@@ -183,9 +183,7 @@ SHOW_ALL = typer.Option(False, "--show-all", help="Text output: print every row,
 KEEP_OPEN_TAIL = typer.Option(
     False, "--keep-open-tail", help="Leave calls of the last turn open: the file may still be written to."
 )
-EXIT_ZERO = typer.Option(
-    False, "--exit-zero", help="Exit 0 even when there are findings (or changes); trouble still exits 2."
-)
+EXIT_ZERO = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings (or changes); trouble still exits 2.")
 STATISTICS = typer.Option(False, "--statistics", help="Print how many findings each code has, instead of the findings.")
 REPORT_FILE = typer.Option(
     None,
@@ -223,7 +221,9 @@ _OPTIONS = {
     "in_place": (bool, typer.Option(False, "--in-place", "-i", help="Write each repaired file back, atomically.")),
     "output": (
         Optional[str],
-        typer.Option(None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."),
+        typer.Option(
+            None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."
+        ),
     ),
     "diff": (
         bool,
@@ -326,7 +326,19 @@ _SHARED = (
     "fail_on",
 )
 _CHECK = ("paths", *_SHARED)
-_FIX = ("paths", "in_place", "output", "diff", "drop_orphans", "drop_empty_blocks", *_SHARED[: _SHARED.index("keep_open_tail") + 1], "salvage", *_SHARED[_SHARED.index("keep_open_tail") + 1 :], "force", "backup")
+_FIX = (
+    "paths",
+    "in_place",
+    "output",
+    "diff",
+    "drop_orphans",
+    "drop_empty_blocks",
+    *_SHARED[: _SHARED.index("keep_open_tail") + 1],
+    "salvage",
+    *_SHARED[_SHARED.index("keep_open_tail") + 1 :],
+    "force",
+    "backup",
+)
 # Flags fields that are tuples when given and empty when not.
 _EMPTY_WHEN_NOT_GIVEN = ("extend_select", "extend_ignore", "extend_exclude")
 
@@ -492,7 +504,9 @@ def _run(flags) -> NoReturn:
         options = configured.base
         fail_on = options.fail_on
         if flags.statistics and options.output_format not in ("text", "concise", "json", "json-lines"):
-            raise UsageError(f"--statistics prints counts: use --output-format text, concise, json or json-lines, not {options.output_format}")
+            raise UsageError(
+                f"--statistics prints counts: use --output-format text, concise, json or json-lines, not {options.output_format}"
+            )
         report_out = _open_report_file(flags)
         if flags.diff:
             from .reporters.diff import Workspace
@@ -507,7 +521,10 @@ def _run(flags) -> NoReturn:
                     raise typer.Exit(EXIT_OK)
                 typer.echo("apx-doctor: no *.jsonl transcripts found", err=True)
                 raise typer.Exit(EXIT_OK)
-            typer.echo(f"apx-doctor: --call-id {_shown(flags.call_id)}: no session in the agent homes ({_looked_in(found_homes)})", err=True)
+            typer.echo(
+                f"apx-doctor: --call-id {_shown(flags.call_id)}: no session in the agent homes ({_looked_in(found_homes)})",
+                err=True,
+            )
             raise typer.Exit(EXIT_TROUBLE)
         per_input = [configured.for_input(item.path) for item in inputs]
         run_options = [_for_input(_run_options(o, diff), flags, item) for o, item in zip(per_input, inputs)]
@@ -649,9 +666,7 @@ def _home_sessions(settings, runtime: str | None):
 def _looked_in(found_homes) -> str:
     if not found_homes:
         return "no runtime this installation reads"
-    return "looked in " + ", ".join(
-        _shown(h.path) + ("" if h.exists else " (none there)") for h in found_homes
-    )
+    return "looked in " + ", ".join(_shown(h.path) + ("" if h.exists else " (none there)") for h in found_homes)
 
 
 def _for_input(options, flags, item: _Input):
@@ -679,14 +694,18 @@ def _find_call(flags, settings: list, options: list, inputs: list[_Input], paths
     holding = [n for n, r in enumerate(first) if r.error is None and checker.holds_call(r, call_id)]
     failed = [n for n, r in enumerate(first) if r.error is not None]
     if not holding:
-        where = _looked_in(found_homes) if found_homes is not None else f"{len(inputs)} file{'' if len(inputs) == 1 else 's'} checked"
+        where = (
+            _looked_in(found_homes) if found_homes is not None else f"{len(inputs)} file{'' if len(inputs) == 1 else 's'} checked"
+        )
         for n in failed:
             typer.echo(f"apx-doctor: error: {_shown(first[n].error)}", err=True)
         typer.echo(f"apx-doctor: --call-id {_shown(call_id)}: no session holds this call id ({where})", err=True)
         raise typer.Exit(EXIT_TROUBLE)
     if not flags.quiet:
         for n in holding:
-            typer.echo(f"apx-doctor: call id {_shown(call_id)} is in {_shown(inputs[n].path)}{_session_note(inputs[n])}", err=True)
+            typer.echo(
+                f"apx-doctor: call id {_shown(call_id)} is in {_shown(inputs[n].path)}{_session_note(inputs[n])}", err=True
+            )
     mode = options[0].mode
     if mode is Mode.CHECK:
         chosen = {n: first[n] for n in holding}
@@ -765,7 +784,9 @@ def _process(paths: list[str], options, settings, flags) -> list:
     planned = checker.plan(paths, per_path)
     for item in planned:
         if item.refused is not None:
-            typer.echo(f"apx-doctor: not editing {_shown(item.path)}: it is in the portable project contract ({item.refused})", err=True)
+            typer.echo(
+                f"apx-doctor: not editing {_shown(item.path)}: it is in the portable project contract ({item.refused})", err=True
+            )
     # One pass a configuration (most runs have one), each on every core; reports in input order.
     groups: dict[int, list[int]] = {}
     for n, config in enumerate(per_settings):
@@ -779,7 +800,10 @@ def _process(paths: list[str], options, settings, flags) -> list:
                 reports[n] = report
                 if flags.verbose:
                     count = len(report.findings)
-                    typer.echo(f"apx-doctor: {_shown(item.path)}: {report.format or '-'}, {count} finding{'' if count == 1 else 's'}", err=True)
+                    typer.echo(
+                        f"apx-doctor: {_shown(item.path)}: {report.format or '-'}, {count} finding{'' if count == 1 else 's'}",
+                        err=True,
+                    )
                 progress.advance()
     finally:
         progress.stop()
@@ -901,7 +925,9 @@ def sessions(
     ),
     call_id: Optional[str] = CALL_ID,
     output_format: SessionsFormat = typer.Option(
-        SessionsFormat.text, "--output-format", help="text for people; json (one document) or json-lines (one session a line) for tools."
+        SessionsFormat.text,
+        "--output-format",
+        help="text for people; json (one document) or json-lines (one session a line) for tools.",
     ),
     color: Color = COLOR,
     verbose: bool = VERBOSE,
@@ -923,8 +949,15 @@ def sessions(
     from .errors import UsageError
 
     given = dict(
-        color=color, verbose=verbose, quiet=quiet, config=config, isolated=isolated, jobs=jobs, call_id=call_id,
-        exclude=exclude, extend_exclude=extend_exclude,
+        color=color,
+        verbose=verbose,
+        quiet=quiet,
+        config=config,
+        isolated=isolated,
+        jobs=jobs,
+        call_id=call_id,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
     )
     code = EXIT_OK
     try:
@@ -955,14 +988,18 @@ def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> in
     files, found_homes = _home_sessions(settings, runtime)
     if not any(h.exists for h in found_homes):
         if flags.call_id is not None:
-            typer.echo(f"apx-doctor: --call-id {_shown(flags.call_id)}: no agent home found ({_looked_in(found_homes)})", err=True)
+            typer.echo(
+                f"apx-doctor: --call-id {_shown(flags.call_id)}: no agent home found ({_looked_in(found_homes)})", err=True
+            )
             return EXIT_TROUBLE
         if output_format == "text":
             if not flags.quiet:
                 typer.echo(f"apx-doctor: no agent home found ({_looked_in(found_homes)})", err=True)
             return EXIT_OK
     run_options = [
-        RunOptions(mode=Mode.CHECK, input_format=s.runtime.format, marker=options.marker, repair=RepairOptions(), skip_unrecognised=True)
+        RunOptions(
+            mode=Mode.CHECK, input_format=s.runtime.format, marker=options.marker, repair=RepairOptions(), skip_unrecognised=True
+        )
         for s in files
     ]
     reports = _process([s.path for s in files], run_options, settings, flags) if files else []
@@ -973,7 +1010,8 @@ def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> in
             for _, r in kept:
                 typer.echo(f"apx-doctor: error: {_shown(r.error)}", err=True)
             typer.echo(
-                f"apx-doctor: --call-id {_shown(flags.call_id)}: no session holds this call id ({_looked_in(found_homes)})", err=True
+                f"apx-doctor: --call-id {_shown(flags.call_id)}: no session holds this call id ({_looked_in(found_homes)})",
+                err=True,
             )
             return EXIT_TROUBLE
         for _, r in kept:

@@ -199,8 +199,7 @@ def run_path(path: str, options: "RunOptions") -> FileReport:
             raise UsageError("a database cannot be written to standard output: use --output FILE or --in-place")
         if options.input_format not in ("auto", OpenCodeAdapter.name):
             raise InputError(
-                f"the file holds no {options.input_format} entries; it looks like {OpenCodeAdapter.name} "
-                "(a SQLite session store)"
+                f"the file holds no {options.input_format} entries; it looks like {OpenCodeAdapter.name} (a SQLite session store)"
             )
         db = _connect(path, write=False)
         try:

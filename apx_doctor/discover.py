@@ -139,7 +139,9 @@ def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
         dirs[:] = [
             d
             for d in dirs
-            if d != ".git" and not _ignored(d, active, folder_=True) and not (excluder is not None and excluder.excluded_name(d, folder_=True))
+            if d != ".git"
+            and not _ignored(d, active, folder_=True)
+            and not (excluder is not None and excluder.excluded_name(d, folder_=True))
         ]
         out.extend(os.path.normpath(os.path.join(root, f)) for f in files if f.endswith(SUFFIX) and not _ignored(f, active))
     return out

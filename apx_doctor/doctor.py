@@ -167,9 +167,7 @@ class HistoryDoctor:
         split = {p.call.id for p in closed if self.structure.split(p.call.id)}
         if not split:
             return closed
-        step.findings = [
-            _split_finding(f) if f.code == "APX001" and f.call_id in split else f for f in step.findings
-        ]
+        step.findings = [_split_finding(f) if f.code == "APX001" and f.call_id in split else f for f in step.findings]
         return [p for p in closed if p.call.id not in split]
 
     def unrecognised(self, number: int) -> None:
@@ -244,8 +242,7 @@ def _split_finding(finding: Finding) -> Finding:
     return replace(
         finding,
         fixable=False,
-        message=finding.message
-        + "; a message stands between the call and where its record would go, which the target refuses,"
+        message=finding.message + "; a message stands between the call and where its record would go, which the target refuses,"
         " so it is reported but not repaired",
     )
 

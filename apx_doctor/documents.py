@@ -49,6 +49,7 @@ from .model import Edit, Finding
 # The most a file read whole may hold.
 MAX_BYTES = 256 << 20
 
+
 class LayoutError(DoctorError):
     """A repair would have to reformat the document; nothing was written."""
 
@@ -595,9 +596,7 @@ def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Optio
         findings += [_at_record(f, where, len(lines)) for f in review.findings]
         if review.messages is not None:
             appended, answering = _log_records(adapter(marker=options.marker), messages, review.answers, fold.replaced())
-            edits = [
-                dataclasses.replace(e, line=len(lines) + 1, record=record) for e, record in zip(review.edits, answering)
-            ]
+            edits = [dataclasses.replace(e, line=len(lines) + 1, record=record) for e, record in zip(review.edits, answering)]
             _self_check_log(adapter, fold, appended, len(lines), options)
     findings.sort(key=Finding.sort_key)
     edits = sorted(edits + salvaged, key=lambda e: e.line) if salvaged else edits
@@ -696,9 +695,13 @@ def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: ty
     show = getattr(viewer, "describe", viewer.classify)
     findings = [dataclasses.replace(f, line=lines[f.line - 1] if f.line and f.line <= len(lines) else f.line,
                                     index=(f.line or 1) - 1) for f in review.findings]  # fmt: skip
+
     def closed(number: int) -> list:
         # The cut call's line in the file, not its position in the list.
-        return [(record, dataclasses.replace(pending, line=lines[pending.line - 1])) for record, pending in review.before.get(number, [])]
+        return [
+            (record, dataclasses.replace(pending, line=lines[pending.line - 1]))
+            for record, pending in review.before.get(number, [])
+        ]
 
     rows = []
     for index, message in enumerate(messages):

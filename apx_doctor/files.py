@@ -244,7 +244,9 @@ def open_for_rewrite(path: str) -> Iterator[BinaryIO]:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 kind = " (a FIFO)" if stat.S_ISFIFO(info.st_mode) else ""
-                raise WriteError(f"{path}: is not a regular file{kind}; it cannot be rewritten in place (use --output); nothing was written")
+                raise WriteError(
+                    f"{path}: is not a regular file{kind}; it cannot be rewritten in place (use --output); nothing was written"
+                )
             if fcntl is not None:
                 flags = fcntl.fcntl(fd, fcntl.F_GETFL)
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
@@ -1011,12 +1013,18 @@ class Sidecar:
                 fd = os.open(self.path, flags, mode)
             except OSError as exc:
                 if os.path.islink(self.path):
-                    raise WriteError(f"{self.path}: is a symbolic link; the salvaged lines are never written through one; nothing was written") from None
-                raise WriteError(f"{self.path}: cannot save the salvaged lines: {exc.strerror or exc}; nothing was written") from None
+                    raise WriteError(
+                        f"{self.path}: is a symbolic link; the salvaged lines are never written through one; nothing was written"
+                    ) from None
+                raise WriteError(
+                    f"{self.path}: cannot save the salvaged lines: {exc.strerror or exc}; nothing was written"
+                ) from None
             try:
                 info = os.fstat(fd)
                 if not stat.S_ISREG(info.st_mode):
-                    raise WriteError(f"{self.path}: is not a regular file; the salvaged lines are not written there; nothing was written")
+                    raise WriteError(
+                        f"{self.path}: is not a regular file; the salvaged lines are not written there; nothing was written"
+                    )
                 if info.st_nlink > 1:
                     raise WriteError(
                         f"{self.path}: has {info.st_nlink} hard links; the salvaged lines are not written through one; nothing was written"

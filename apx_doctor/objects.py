@@ -36,7 +36,16 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .engine import PASS_OVER, Entry, PendingCall, ToolCall
-from .formats.base import _PLACEHOLDER_LONGEST, DROP, NOT_A_RESULT, PLACEHOLDER_TEXTS, FormatAdapter, Insertion, text_of, without_last_results
+from .formats.base import (
+    _PLACEHOLDER_LONGEST,
+    DROP,
+    NOT_A_RESULT,
+    PLACEHOLDER_TEXTS,
+    FormatAdapter,
+    Insertion,
+    text_of,
+    without_last_results,
+)
 from .formats.chat import ChatAdapter
 
 
@@ -335,9 +344,7 @@ class LangChainAdapter(ChatAdapter):
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         from langchain_core.messages import ToolMessage
 
-        return Insertion(
-            [ToolMessage(content=self.marker, tool_call_id=p.call.id, name=p.call.name) for p in closed]
-        )
+        return Insertion([ToolMessage(content=self.marker, tool_call_id=p.call.id, name=p.call.name) for p in closed])
 
 
 def _langchain_calls(message: Any) -> tuple[ToolCall, ...]:

@@ -67,7 +67,9 @@ PROFILES: dict[str, Profile] = {
         Profile("openai-responses", "OpenAI Responses API", server_conversation=True),
         Profile("bedrock", "Amazon Bedrock (Converse, or Anthropic models through Bedrock)", alternating=True),
         Profile("gemini", "Google Gemini API", alternating=True),
-        Profile("deepseek", "DeepSeek (OpenAI-compatible, stricter on tool outputs)", strict_split=True, server_conversation=True),
+        Profile(
+            "deepseek", "DeepSeek (OpenAI-compatible, stricter on tool outputs)", strict_split=True, server_conversation=True
+        ),
     )
 }
 
@@ -198,8 +200,7 @@ class Structure:
                     Finding(
                         "APX306",
                         line,
-                        f"a second {role} message in a row (the one before is on line {previous[1]}); "
-                        "the roles must alternate",
+                        f"a second {role} message in a row (the one before is on line {previous[1]}); the roles must alternate",
                     )
                 )
             self.role = (role, line)
@@ -208,9 +209,7 @@ class Structure:
             if first is None:
                 self.items[shape.item_id] = line
             else:
-                found.append(
-                    Finding("APX302", line, f"item id {shape.item_id!r} is already used on line {first}")
-                )
+                found.append(Finding("APX302", line, f"item id {shape.item_id!r} is already used on line {first}"))
         if kind == "reasoning":
             self.reasoning = (line, shape.item_id)
         for result_id in shape.results:

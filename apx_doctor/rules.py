@@ -99,7 +99,11 @@ _RULES = (
         example='{"role":"user","content":"hi"}\n{"role":"tool","tool_call_id":"call_9","content":"42"}',
         targets=_EVERY_TARGET,
         target_severity=Severity.WARNING,
-        errors=('unexpected `tool_use_id` found in `tool_result` blocks', "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'", 'No tool call found for function call output with call_id ...',),
+        errors=(
+            "unexpected `tool_use_id` found in `tool_result` blocks",
+            "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+            "No tool call found for function call output with call_id ...",
+        ),
     ),
     Rule(
         code="APX003",
@@ -175,7 +179,10 @@ _RULES = (
             '{"role":"user","content":[{"type":"text","text":"here it is"},'
             '{"type":"tool_result","tool_use_id":"toolu_1","content":"20 C"}]}'
         ),
-        errors=('`tool_use` ids were found without `tool_result` blocks immediately after', 'Did not find ... tool_result block(s) at the beginning of this message',),
+        errors=(
+            "`tool_use` ids were found without `tool_result` blocks immediately after",
+            "Did not find ... tool_result block(s) at the beginning of this message",
+        ),
     ),
     Rule(
         code="APX101",
@@ -271,7 +278,10 @@ _RULES = (
         targets=("anthropic", "bedrock"),
         target_severity=Severity.WARNING,
         target_only=True,
-        errors=('`tool_use` ids must be unique', 'The toolUse blocks at ... contain duplicate Ids',),
+        errors=(
+            "`tool_use` ids must be unique",
+            "The toolUse blocks at ... contain duplicate Ids",
+        ),
     ),
     Rule(
         code="APX302",
@@ -286,14 +296,11 @@ _RULES = (
             "it. Both items may hold real content, so the doctor reports the second and removes "
             "neither."
         ),
-        example=(
-            '{"type":"reasoning","id":"rs_1","summary":[]}\n'
-            '{"type":"reasoning","id":"rs_1","summary":[]}'
-        ),
+        example=('{"type":"reasoning","id":"rs_1","summary":[]}\n{"type":"reasoning","id":"rs_1","summary":[]}'),
         targets=("openai-responses", "deepseek"),
         target_severity=Severity.WARNING,
         target_only=True,
-        errors=('Duplicate item found with id ...',),
+        errors=("Duplicate item found with id ...",),
     ),
     Rule(
         code="APX303",
@@ -310,9 +317,7 @@ _RULES = (
             "content, so the doctor reports it."
         ),
         example=(
-            '{"role":"user","content":"hi"}\n'
-            '{"type":"reasoning","id":"rs_1","summary":[]}\n'
-            '{"role":"user","content":"well?"}'
+            '{"role":"user","content":"hi"}\n{"type":"reasoning","id":"rs_1","summary":[]}\n{"role":"user","content":"well?"}'
         ),
         targets=("openai-responses",),
         target_severity=Severity.WARNING,
@@ -337,7 +342,10 @@ _RULES = (
         targets=("anthropic", "bedrock"),
         target_severity=Severity.WARNING,
         target_only=True,
-        errors=('text content blocks must be non-empty', 'cache_control cannot be set for empty text blocks',),
+        errors=(
+            "text content blocks must be non-empty",
+            "cache_control cannot be set for empty text blocks",
+        ),
     ),
     Rule(
         code="APX305",
@@ -353,13 +361,11 @@ _RULES = (
             "The result is real, and only the runtime knows what the tool returned, so the doctor "
             "reports it and changes nothing."
         ),
-        example=(
-            '{"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_1","content":[{"text":""}]}}]}'
-        ),
+        example=('{"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_1","content":[{"text":""}]}}]}'),
         targets=("bedrock",),
         target_severity=Severity.WARNING,
         target_only=True,
-        errors=('text content blocks must be non-empty',),
+        errors=("text content blocks must be non-empty",),
     ),
     Rule(
         code="APX306",
@@ -383,7 +389,10 @@ _RULES = (
         targets=("bedrock", "gemini"),
         target_severity=None,
         target_only=True,
-        errors=('Conversation roles must alternate user/assistant/user/assistant', 'A conversation must alternate between user and assistant roles',),
+        errors=(
+            "Conversation roles must alternate user/assistant/user/assistant",
+            "A conversation must alternate between user and assistant roles",
+        ),
     ),
     Rule(
         code="APX307",
@@ -408,7 +417,7 @@ _RULES = (
         targets=("deepseek",),
         target_severity=None,
         target_only=True,
-        errors=('No tool output found for tool call ...',),
+        errors=("No tool output found for tool call ...",),
     ),
     Rule(
         code="APX308",
@@ -427,7 +436,7 @@ _RULES = (
         targets=("anthropic", "bedrock"),
         target_severity=Severity.WARNING,
         target_only=True,
-        errors=('Invalid `signature` in `thinking` block',),
+        errors=("Invalid `signature` in `thinking` block",),
     ),
 )
 

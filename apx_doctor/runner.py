@@ -223,9 +223,7 @@ def run_paths(paths: Sequence[str], options: RunOptions | Sequence[RunOptions], 
     return list(iter_paths(paths, options, jobs))
 
 
-def iter_paths(
-    paths: Sequence[str], options: RunOptions | Sequence[RunOptions], jobs: int | None = None
-) -> Iterator[FileReport]:
+def iter_paths(paths: Sequence[str], options: RunOptions | Sequence[RunOptions], jobs: int | None = None) -> Iterator[FileReport]:
     """Yield the reports of ``paths`` in input order, as they become ready.
 
     ``options`` is one ``RunOptions`` for all, or one per path. The same
@@ -243,7 +241,9 @@ def iter_paths(
         done = iter_paths([paths[i] for i in keep], [per_path[i] for i in keep], jobs)
         for i, path in enumerate(paths):
             if i in same:
-                yield FileReport(path, skipped=f"the same file as {files.describe(paths[same[i]])}, which this run already looks at")
+                yield FileReport(
+                    path, skipped=f"the same file as {files.describe(paths[same[i]])}, which this run already looks at"
+                )
             else:
                 yield next(done)
         return
@@ -374,7 +374,13 @@ class _ByteProgress:
         from .safe import printable
 
         # The path is transcript-controlled text: never markup.
-        columns = (TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
             task = bar.add_task(_tail(printable(files.describe(self.path)), 40), total=self.total)
             while not self.stop.wait(0.1):

@@ -87,7 +87,11 @@ def row(session: SessionFile, report: FileReport) -> SessionRow:
         mtime: float | None = os.stat(session.path).st_mtime
     except OSError:
         mtime = None
-    modified = None if mtime is None else datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    modified = (
+        None
+        if mtime is None
+        else datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    )
     call_ids = [f.call_id for f in report.findings if f.code == "APX001" and f.call_id is not None]
     usable = session_id if session_id is not None and _SAFE_ID.match(session_id) else None
     command = resume_command(runtime, usable)

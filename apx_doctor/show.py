@@ -31,6 +31,7 @@ from .reporters.text import console as text_console
 from .safe import printable
 from .stream import DETECT_LINES, SQLITE_MAGIC, choose_adapter
 
+
 @dataclass(frozen=True, slots=True)
 class ShowOptions:
     input_format: str = "auto"
@@ -110,7 +111,12 @@ def _read(path: str, options: ShowOptions):
         if whole or documents.is_whole_file(adapter_type):
             # One JSON document (or a log read whole): a row per message, at the line where it starts.
             fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
-            return [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items], fmt, list(tail), findings
+            return (
+                [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items],
+                fmt,
+                list(tail),
+                findings,
+            )
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, RepairOptions())
@@ -167,11 +173,16 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
     symbol = "→" if entry.calls else "←" if entry.results else "●" if entry.boundary else "·"
     role = _role(row.value)
     label = (
-        "user" if entry.opens_history
-        else "calls" if entry.calls
-        else "results" if entry.results
-        else role if entry.boundary and role in _INSTRUCTION_ROLES
-        else "reply" if entry.boundary
+        "user"
+        if entry.opens_history
+        else "calls"
+        if entry.calls
+        else "results"
+        if entry.results
+        else role
+        if entry.boundary and role in _INSTRUCTION_ROLES
+        else "reply"
+        if entry.boundary
         else "meta"
     )
     head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")

@@ -462,6 +462,4 @@ class _Pass:
         if type(value) is jsonl.Unparsed:
             return
         if self.checker.entry(self.out_number, value, entry) is not None:
-            raise SelfCheckError(
-                f"a second repair would change output line {self.out_number}; nothing was written"
-            )
+            raise SelfCheckError(f"a second repair would change output line {self.out_number}; nothing was written")

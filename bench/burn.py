@@ -1,6 +1,6 @@
 """Context for the --jobs row: how much parallel headroom the machine has right now.
 
-    python bench/burn.py N   ->  pure-Python CPU work split over N processes (N=1: one process)
+python bench/burn.py N   ->  pure-Python CPU work split over N processes (N=1: one process)
 """
 
 import sys

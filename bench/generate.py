@@ -185,8 +185,7 @@ def chat_lines(s: Session) -> Iterator[dict]:
                 "role": "assistant",
                 "content": step.text or None,
                 "tool_calls": [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                    for c in step.calls
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in step.calls
                 ],
             }
             for i in step.order:
@@ -204,10 +203,7 @@ def anthropic_lines(s: Session) -> Iterator[dict]:
         yield {"role": "user", "content": turn.user}
         for step in turn.steps:
             blocks: list[dict] = [{"type": "text", "text": step.text}] if step.text else []
-            blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": orjson.loads(c.arguments)}
-                for c in step.calls
-            ]
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": orjson.loads(c.arguments)} for c in step.calls]
             yield {"role": "assistant", "content": blocks}
             results = [
                 {"type": "tool_result", "tool_use_id": step.calls[i].id, "content": step.calls[i].result}
@@ -250,9 +246,19 @@ def codex_lines(s: Session) -> Iterator[dict]:
     yield {
         "timestamp": clock(),
         "type": "session_meta",
-        "payload": {"id": f"bench-{s.index}", "timestamp": clock.last, "cwd": "/home/bench/project", "originator": "codex_cli_rs", "cli_version": "0.77.0"},
+        "payload": {
+            "id": f"bench-{s.index}",
+            "timestamp": clock.last,
+            "cwd": "/home/bench/project",
+            "originator": "codex_cli_rs",
+            "cli_version": "0.77.0",
+        },
     }
-    yield {"timestamp": clock(), "type": "turn_context", "payload": {"cwd": "/home/bench/project", "approval_policy": "on-request", "model": "gpt-5"}}
+    yield {
+        "timestamp": clock(),
+        "type": "turn_context",
+        "payload": {"cwd": "/home/bench/project", "approval_policy": "on-request", "model": "gpt-5"},
+    }
     for item in _responses_items(s):
         if item.get("role") == "developer":
             continue
@@ -308,7 +314,15 @@ def claude_code_lines(s: Session) -> Iterator[dict]:
         for block in blocks:
             yield line(
                 "assistant",
-                {"id": msg_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [block], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 20}},
+                {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [block],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 20},
+                },
                 requestId=f"req_{msg_id}",
             )
 

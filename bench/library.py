@@ -48,7 +48,12 @@ def _langchain(messages: list[dict]):
             out.append(ToolMessage(content=m["content"], tool_call_id=m["tool_call_id"]))
         else:
             calls = [
-                {"id": c["id"], "name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]), "type": "tool_call"}
+                {
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                    "type": "tool_call",
+                }
                 for c in m.get("tool_calls") or []
             ]
             out.append(AIMessage(content=m.get("content") or "", tool_calls=calls))

@@ -80,7 +80,14 @@ class Table:
         self.rows.append(line)
 
     def timed(
-        self, what: str, ours: list[Sample], base: list[Sample], base_name: str, target: float, faster: bool = False, keys=("wall", "cpu")
+        self,
+        what: str,
+        ours: list[Sample],
+        base: list[Sample],
+        base_name: str,
+        target: float,
+        faster: bool = False,
+        keys=("wall", "cpu"),
     ) -> None:
         """A time row: ratio ours/base (or base/ours when the target is a speed-up)."""
         cells = []
@@ -95,7 +102,9 @@ class Table:
         baseline = " / ".join(f"{b:.2f} s {k}" for k, _, b, _ in cells)
         ratio = " / ".join(f"{r:.2f}{'× faster' if faster else '×'} {k}" for k, _, _, r in cells)
         sign = "≥" if faster else "≤"
-        verdict = "yes" if all(holds) else "NO" if not any(holds) else " and ".join(k for k, ok in zip(keys, holds) if ok) + " only"
+        verdict = (
+            "yes" if all(holds) else "NO" if not any(holds) else " and ".join(k for k, ok in zip(keys, holds) if ok) + " only"
+        )
         self.add(f"| {what} | {doctor} | {base_name}: {baseline} | {ratio} | {sign} {target} | {verdict} |")
 
 
@@ -128,7 +137,9 @@ def ensure_data() -> dict[str, generate.Made]:
     if old.get("want") == want:
         for name, info in old.get("made", {}).items():
             if Path(info["path"]).exists():
-                made[name] = generate.Made(Path(info["path"]), info["bytes"], info["lines"], info["calls"], info["dangling"], info["orphans"])
+                made[name] = generate.Made(
+                    Path(info["path"]), info["bytes"], info["lines"], info["calls"], info["dangling"], info["orphans"]
+                )
     target = int(generate.GB * SCALE)
     from apx_doctor.formats import format_names
 
@@ -150,7 +161,9 @@ def ensure_data() -> dict[str, generate.Made]:
             size = target if fmt == "chat" else target // 8
             made[key] = generate.write_transcript(DATA / f"{fmt}-short.jsonl", fmt, size, profile="short")
     if "claude-code-real" not in made and "claude-code" in formats:
-        made["claude-code-real"] = generate.write_transcript(DATA / "claude-code-real.jsonl", "claude-code", target // 2, profile="real")
+        made["claude-code-real"] = generate.write_transcript(
+            DATA / "claude-code-real.jsonl", "claude-code", target // 2, profile="real"
+        )
     one = DATA / "one-line.jsonl"
     one.write_bytes(b'{"role":"user","content":"hello"}\n')
     stamp.write_text(json.dumps({"want": want, "made": {k: {**vars(v), "path": str(v.path)} for k, v in made.items()}}))
@@ -159,7 +172,9 @@ def ensure_data() -> dict[str, generate.Made]:
 
 def sanity(path: Path, fmt: str, made: generate.Made) -> str:
     """What the doctor finds on a file, beside what the generator planted."""
-    out = subprocess.run([*DOCTOR, "check", "-q", "--isolated", "--output-format", "json", str(path)], capture_output=True, text=True)
+    out = subprocess.run(
+        [*DOCTOR, "check", "-q", "--isolated", "--output-format", "json", str(path)], capture_output=True, text=True
+    )
     try:
         report = json.loads(out.stdout)["files"][0]
     except (ValueError, KeyError, IndexError):
@@ -224,7 +239,13 @@ def main() -> int:
     runs_par, runs_ser = alternate(parallel, serial)
     # Wall time only: the CPU time of a parallel run is the sum over its workers.
     table.timed(
-        f"`check` of {len(folder):,} files, `--jobs {JOBS}`", runs_par, runs_ser, "`--jobs 1`", JOBS * 0.75, faster=True, keys=("wall",)
+        f"`check` of {len(folder):,} files, `--jobs {JOBS}`",
+        runs_par,
+        runs_ser,
+        "`--jobs 1`",
+        JOBS * 0.75,
+        faster=True,
+        keys=("wall",),
     )
     # What the machine itself allows now: other work on it takes cores too.
     burn_par, burn_ser = alternate([PYTHON, str(HERE / "burn.py"), str(JOBS)], [PYTHON, str(HERE / "burn.py"), "1"])

@@ -91,7 +91,11 @@ def test_a_stray_result_is_duplicate_or_late_within_the_remembered_calls_and_an_
 
     def turn(call_id: str, answered: bool) -> list[dict]:
         answer = [{"role": "tool", "tool_call_id": call_id, "content": "ok"}] if answered else []
-        return [{"role": "assistant", "content": None, "tool_calls": [_call(call_id)]}, *answer, {"role": "user", "content": "go on"}]
+        return [
+            {"role": "assistant", "content": None, "tool_calls": [_call(call_id)]},
+            *answer,
+            {"role": "user", "content": "go on"},
+        ]
 
     history = [{"role": "user", "content": "start"}, *turn("answered", True), *turn("lost", False)]
     strays = [

@@ -15,8 +15,20 @@ MESSAGES = [
         "type": "gemini",
         "content": "looking",
         "toolCalls": [
-            {"id": "c1", "name": "glob", "args": {"pattern": "*"}, "status": "executing", "timestamp": "2026-04-29T21:00:02.000Z"},
-            {"id": "c2", "name": "read", "args": {}, "status": "success", "result": [{"functionResponse": {"id": "c2", "name": "read", "response": {"output": "ok"}}}]},
+            {
+                "id": "c1",
+                "name": "glob",
+                "args": {"pattern": "*"},
+                "status": "executing",
+                "timestamp": "2026-04-29T21:00:02.000Z",
+            },
+            {
+                "id": "c2",
+                "name": "read",
+                "args": {},
+                "status": "success",
+                "result": [{"functionResponse": {"id": "c2", "name": "read", "response": {"output": "ok"}}}],
+            },
         ],
     },
     {"id": "u2", "timestamp": "2026-04-29T21:00:09.000Z", "type": "user", "content": [{"text": "well?"}]},

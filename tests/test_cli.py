@@ -153,7 +153,9 @@ def test_fix_never_writes_a_file_with_an_unparseable_line(tmp_path: Path) -> Non
 def test_output_dash_puts_the_transcript_on_stdout_and_the_report_on_stderr(broken: Path) -> None:
     result = invoke("fix", "--output", "-", "--output-format", "json", str(broken))
     assert result.exit_code == 1
-    assert result.stdout.encode() == BROKEN + b'{"role":"tool","tool_call_id":"c1","content":"not run: the turn was interrupted"}\n'
+    assert (
+        result.stdout.encode() == BROKEN + b'{"role":"tool","tool_call_id":"c1","content":"not run: the turn was interrupted"}\n'
+    )
     assert json.loads(result.stderr)["files"][0]["written"] is True
 
 

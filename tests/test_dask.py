@@ -16,7 +16,9 @@ pytest.importorskip("dask.distributed", reason="dask[distributed] is not install
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "dask_check.py"
 
-CALL = '{"role":"assistant","content":null,"tool_calls":[{"id":"%s","type":"function","function":{"name":"%s","arguments":"{}"}}]}\n'
+CALL = (
+    '{"role":"assistant","content":null,"tool_calls":[{"id":"%s","type":"function","function":{"name":"%s","arguments":"{}"}}]}\n'
+)
 RESULT = '{"role":"tool","tool_call_id":"%s","content":"ok"}\n'
 USER = '{"role":"user","content":"go on"}\n'
 

@@ -186,9 +186,5 @@ def _unfixable_exit(case: Path) -> int:
     flags = [f for f in _flags(case) if f != "--drop-orphans"]
     findings = _report("check", *flags, str(_input(case)))["files"][0]["findings"]
     repairable = {"APX001", "APX007"}  # what `fix` repairs without a flag
-    unfixable = [
-        f
-        for f in findings
-        if f["severity"] == "error" and not (f["code"] in repairable and f.get("fixable", True))
-    ]
+    unfixable = [f for f in findings if f["severity"] == "error" and not (f["code"] in repairable and f.get("fixable", True))]
     return 1 if unfixable else 0

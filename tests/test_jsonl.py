@@ -16,7 +16,7 @@ from apx_doctor import jsonl
         b'{"n": -9223372036854775809}\n',
         b'{"s": "\\ud800 lone"}\n',
         b'{"a": 1, "a": 2}\n',
-        b'[' * 900 + b']' * 900 + b"\n",
+        b"[" * 900 + b"]" * 900 + b"\n",
         b'  {"padded": true}  \r\n',
     ],
 )

@@ -15,6 +15,7 @@ from rich.text import Text
 from apx_doctor.model import FileReport, Finding
 from apx_doctor.reporters import RenderContext, text
 
+
 class _Stream(io.StringIO):
     def __init__(self, tty: bool) -> None:
         super().__init__()
@@ -72,7 +73,9 @@ def test_the_plain_summary_is_what_rich_writes(env: dict[str, str], color: bool 
         (True, None, {"TERM": "xterm-256color", "COLUMNS": "80"}, "\x1b[1;32m1 file checked, 0 errors, 0 warnings\x1b[0m\n"),
     ],
 )
-def test_the_usual_cases_take_the_plain_path(tty: bool, color: bool | None, env: dict[str, str], expected: str, monkeypatch) -> None:
+def test_the_usual_cases_take_the_plain_path(
+    tty: bool, color: bool | None, env: dict[str, str], expected: str, monkeypatch
+) -> None:
     for name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TERM", "COLORTERM", "COLUMNS", "LINES"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
@@ -90,7 +93,12 @@ def test_a_clean_render_is_the_rich_render(command: str, quiet: bool, color: boo
 
     def rendered(render) -> tuple[str, str]:
         out, err = _Stream(False), _Stream(False)
-        render(reports, RenderContext(command=command, mode="check" if command == "check" else "dry-run", out=out, err=err, quiet=quiet, color=color))
+        render(
+            reports,
+            RenderContext(
+                command=command, mode="check" if command == "check" else "dry-run", out=out, err=err, quiet=quiet, color=color
+            ),
+        )
         return out.getvalue(), err.getvalue()
 
     assert rendered(text.render) == rendered(text._render_rich)

@@ -73,11 +73,17 @@ def test_rule_search_finds_each_rule_by_its_provider_error() -> None:
     for code, error in quoted:
         fragment = max(error.split("..."), key=len).strip()
         assert f"# {code} " in run_cli("rule", "--search", fragment).stdout, (code, fragment)
-        assert error in RULES[code].explanation.replace("'rs_...'", "'...'") or code in ("APX303",) or fragment in RULES[code].explanation
+        assert (
+            error in RULES[code].explanation.replace("'rs_...'", "'...'")
+            or code in ("APX303",)
+            or fragment in RULES[code].explanation
+        )
 
 
 def test_rule_search_takes_a_whole_message_with_its_ids() -> None:
-    out = run_cli("rule", "--search", "Item 'rs_68af' of type 'reasoning' was provided without its required following item").stdout
+    out = run_cli(
+        "rule", "--search", "Item 'rs_68af' of type 'reasoning' was provided without its required following item"
+    ).stdout
     assert out.startswith("# APX303 ")
     assert run_cli("rule", "--search", "unexpected tool_use_id").stdout.startswith("# APX002 ")
     assert run_cli("rule", "--search", "no such provider text anywhere").exit_code == 1

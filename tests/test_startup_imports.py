@@ -37,9 +37,7 @@ print(json.dumps({"modules": sorted(sys.modules), "frozen": gc.get_freeze_count(
 
 def _probe(cwd: Path, *args: str) -> dict:
     env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -67,7 +65,10 @@ def test_a_pyproject_that_never_names_us_is_not_parsed(tmp_path: Path) -> None:
 
 
 def test_findings_still_bring_rich_and_advice(tmp_path: Path) -> None:
-    broken = CLEAN + b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}\n'
+    broken = (
+        CLEAN
+        + b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}\n'
+    )
     (tmp_path / "a.jsonl").write_bytes(broken + CLEAN)
     loaded = _loaded(tmp_path, "check", "--isolated", "a.jsonl")
     assert {"rich.table", "apx_doctor.advice"} <= loaded

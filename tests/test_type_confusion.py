@@ -84,7 +84,9 @@ _SCALARS = {
 }
 _ANY = st.recursive(
     st.one_of(*_SCALARS.values()),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(READ_KEYS) | st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(READ_KEYS) | st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 _VALUES = {
@@ -295,7 +297,10 @@ def _responses(call_id: Any, content: Any) -> list[dict]:
 
 def _codex(call_id: Any, content: Any) -> list[dict]:
     prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
-    return [{"timestamp": "2025-01-01T00:00:00Z", "type": "response_item", "payload": p} for p in [prompt, *_responses(call_id, content)[1:]]]
+    return [
+        {"timestamp": "2025-01-01T00:00:00Z", "type": "response_item", "payload": p}
+        for p in [prompt, *_responses(call_id, content)[1:]]
+    ]
 
 
 def _claude_code(call_id: Any, content: Any) -> list[dict]:

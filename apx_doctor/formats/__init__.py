@@ -62,9 +62,7 @@ def _detect(adapter: type[FormatAdapter], samples: Sequence[Any]) -> int:
         return Detection.NO
 
 
-def detect_format(
-    samples: Sequence[Any], candidates: Sequence[type[FormatAdapter]] | None = None
-) -> type[FormatAdapter] | None:
+def detect_format(samples: Sequence[Any], candidates: Sequence[type[FormatAdapter]] | None = None) -> type[FormatAdapter] | None:
     """The format of a file from its first parsed lines, among ``candidates`` (default: all).
 
     Returns None when there is nothing to tell by (no JSON object at all).

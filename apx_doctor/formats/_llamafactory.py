@@ -169,11 +169,7 @@ class LlamaFactoryReader(PositionalReader):
         if role == "assistant":
             if type(content) is not list:
                 return _TURN, None
-            calls = [
-                _v1_call(part.get("value"))
-                for part in content
-                if type(part) is dict and part.get("type") == "tool_call"
-            ]
+            calls = [_v1_call(part.get("value")) for part in content if type(part) is dict and part.get("type") == "tool_call"]
             return (_CALLS, calls) if calls else (_TURN, None)
         if role == "user":
             text = _text(content)

@@ -165,7 +165,13 @@ class AnthropicAdapter(FormatAdapter):
         if role not in ("user", "assistant"):
             return None
         if isinstance(content, str):
-            return Shape("turn" if role == "user" else "message", role, opens=role == "user", turn=role == "user", empty_text=int(content == ""))
+            return Shape(
+                "turn" if role == "user" else "message",
+                role,
+                opens=role == "user",
+                turn=role == "user",
+                empty_text=int(content == ""),
+            )
         if not isinstance(content, list):
             return None
         calls, results, empty_results = [], [], []

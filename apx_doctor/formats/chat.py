@@ -1,8 +1,8 @@
 """The APX chat format: OpenAI Chat Completions messages, one a line.
 
-    {"role": "user", "content": ...}
-    {"role": "assistant", "content": ..., "tool_calls": [{"id", "type": "function", "function": {...}}]}
-    {"role": "tool", "tool_call_id": ID, "content": ...}
+{"role": "user", "content": ...}
+{"role": "assistant", "content": ..., "tool_calls": [{"id", "type": "function", "function": {...}}]}
+{"role": "tool", "tool_call_id": ID, "content": ...}
 """
 
 from __future__ import annotations
@@ -165,9 +165,7 @@ class ChatAdapter(FormatAdapter):
         return None
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
-        return Insertion(
-            [{"role": "tool", "tool_call_id": p.call.id, "content": self.marker} for p in closed]
-        )
+        return Insertion([{"role": "tool", "tool_call_id": p.call.id, "content": self.marker} for p in closed])
 
 
 def _calls(tool_calls: Any) -> tuple[ToolCall, ...]:

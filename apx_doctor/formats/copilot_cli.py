@@ -258,8 +258,6 @@ class CopilotCliAdapter(FormatAdapter):
         return relinked
 
 
-
-
 def _text(value: Any) -> str:
     return value if type(value) is str else ""
 

@@ -154,9 +154,7 @@ class OpenCodeAdapter(FormatAdapter):
         """``message`` with every one of ``calls`` answered by the not-run state."""
         ids = {call.id for call in calls}
         created = created_time(message["info"])
-        parts = [
-            self.answered_part(part, created) if _open_call_id(part) in ids else part for part in message["parts"]
-        ]
+        parts = [self.answered_part(part, created) if _open_call_id(part) in ids else part for part in message["parts"]]
         return {**message, "parts": parts}
 
 

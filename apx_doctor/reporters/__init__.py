@@ -142,7 +142,9 @@ def report_skipped(reports: Sequence[FileReport], ctx: RenderContext) -> None:
         if report.skipped is not None:
             # The reason without its --input-format hint: a folder's stray file needs no format.
             reason = report.skipped.split("; pass --input-format", 1)[0]
-            ctx.err.write(neutral(f"apx-doctor: skipped {shown_name(report.path)}: not a transcript ({printable(reason, 300)})") + "\n")
+            ctx.err.write(
+                neutral(f"apx-doctor: skipped {shown_name(report.path)}: not a transcript ({printable(reason, 300)})") + "\n"
+            )
     ctx.err.flush()
 
 

@@ -149,7 +149,15 @@ class Workspace:
             if escape:
                 for diff in diffs:
                     for raw in split_lines(diff):
-                        out.write(_painted(shown_name(raw.rstrip(b"\n").decode("utf-8", "replace")) if raw.startswith((b"---", b"+++")) else printable(raw.rstrip(b"\n").decode("utf-8", "replace")), colour) + "\n")
+                        out.write(
+                            _painted(
+                                shown_name(raw.rstrip(b"\n").decode("utf-8", "replace"))
+                                if raw.startswith((b"---", b"+++"))
+                                else printable(raw.rstrip(b"\n").decode("utf-8", "replace")),
+                                colour,
+                            )
+                            + "\n"
+                        )
                 out.flush()
             else:
                 token = None

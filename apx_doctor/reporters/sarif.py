@@ -90,7 +90,11 @@ def document(reports: Sequence[FileReport]) -> dict[str, Any]:
     ]
     failed = bool(notifications)
     notifications += [
-        {"level": "note", "message": {"text": f"skipped: not a transcript ({printable(r.skipped)})"}, "locations": [_file_location(r)]}
+        {
+            "level": "note",
+            "message": {"text": f"skipped: not a transcript ({printable(r.skipped)})"},
+            "locations": [_file_location(r)],
+        }
         for r in reports
         if r.skipped is not None
     ]
@@ -102,9 +106,7 @@ def document(reports: Sequence[FileReport]) -> dict[str, Any]:
                 "rules": [_rule(rule) for rule in rules],
             }
         },
-        "invocations": [
-            {"executionSuccessful": not failed, "toolExecutionNotifications": notifications}
-        ],
+        "invocations": [{"executionSuccessful": not failed, "toolExecutionNotifications": notifications}],
         "results": results,
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -162,7 +162,12 @@ def _more(out: Console, total: int, limit: int | None, what: str) -> None:
 
     if limit is not None and total > limit:
         left = total - limit
-        out.print(Text(f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)", style="dim"))
+        out.print(
+            Text(
+                f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)",
+                style="dim",
+            )
+        )
 
 
 def _title(report: FileReport) -> Text:

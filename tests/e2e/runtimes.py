@@ -253,9 +253,13 @@ class Runtime:
         try:
             while not _read_pid(pid_file):
                 if process.poll() is not None:
-                    raise AssertionError(f"{self.name} exited with {process.returncode} before its tool ran:\n{self.output('start')}")
+                    raise AssertionError(
+                        f"{self.name} exited with {process.returncode} before its tool ran:\n{self.output('start')}"
+                    )
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"{self.name} did not run its tool within {START_TIMEOUT:.0f} s:\n{self.output('start')}")
+                    raise AssertionError(
+                        f"{self.name} did not run its tool within {START_TIMEOUT:.0f} s:\n{self.output('start')}"
+                    )
                 time.sleep(0.2)
             time.sleep(0.5)  # let the runtime write what it writes once the tool has started
         finally:
@@ -286,9 +290,7 @@ class Runtime:
 
     def output(self, label: str) -> str:
         """What the runtime printed on the run called ``label``."""
-        return "".join(
-            (self.root / f"{label}.{stream}").read_text(errors="replace") for stream in ("out", "err")
-        )
+        return "".join((self.root / f"{label}.{stream}").read_text(errors="replace") for stream in ("out", "err"))
 
     def close(self) -> None:
         self.standin.close()
@@ -297,7 +299,11 @@ class Runtime:
         """Start ``command`` in the fence; ``stdin``, if given, is what it reads (else nothing)."""
         source = self.root / f"{label}.in"
         source.write_text(stdin or "", encoding="utf-8")
-        with open(source, "rb") as given, open(self.root / f"{label}.out", "wb") as out, open(self.root / f"{label}.err", "wb") as err:
+        with (
+            open(source, "rb") as given,
+            open(self.root / f"{label}.out", "wb") as out,
+            open(self.root / f"{label}.err", "wb") as err,
+        ):
             return subprocess.Popen(
                 self.fence.wrap(command),
                 cwd=self.work,
@@ -342,8 +348,10 @@ class ClaudeCode(Runtime):
     @staticmethod
     def is_result_line(line: dict) -> bool:
         content = (line.get("message") or {}).get("content")
-        return line.get("type") == "user" and isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        return (
+            line.get("type") == "user"
+            and isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
         )
 
     def session_file(self) -> Path:
@@ -463,8 +471,10 @@ class GeminiCli(Runtime):
     @staticmethod
     def is_result_line(line: dict) -> bool:
         content = line.get("content")
-        return line.get("type") == "user" and isinstance(content, list) and any(
-            isinstance(p, dict) and "functionResponse" in p for p in content
+        return (
+            line.get("type") == "user"
+            and isinstance(content, list)
+            and any(isinstance(p, dict) and "functionResponse" in p for p in content)
         )
 
     def session_file(self) -> Path:

@@ -145,7 +145,10 @@ def anthropic_events(message: dict) -> Iterator[tuple[str, dict]]:
     yield "message_start", {"type": "message_start", "message": head}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             start = dict(block, input={})
@@ -153,11 +156,14 @@ def anthropic_events(message: dict) -> Iterator[tuple[str, dict]]:
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": 6},
-    }
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": 6},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -167,7 +173,11 @@ def anthropic_error(message: str) -> dict:
 
 # ---------------------------------------------------------------- Responses
 
-_CALL_TYPES = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output", "local_shell_call": "function_call_output"}
+_CALL_TYPES = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+}
 _OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
 
 
@@ -236,23 +246,38 @@ def responses_events(body: dict, output: list[dict]) -> Iterator[tuple[str, dict
     sequence = itertools.count()
     yield "response.created", {"type": "response.created", "sequence_number": next(sequence), "response": response}
     for index, item in enumerate(output):
-        yield "response.output_item.added", {"type": "response.output_item.added", "sequence_number": next(sequence), "output_index": index, "item": item}
+        yield (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "sequence_number": next(sequence), "output_index": index, "item": item},
+        )
         if item["type"] == "message":
             text = item["content"][0]["text"]
-            yield "response.output_text.delta", {
-                "type": "response.output_text.delta",
-                "sequence_number": next(sequence),
-                "item_id": item["id"],
-                "output_index": index,
-                "content_index": 0,
-                "delta": text,
-            }
-        yield "response.output_item.done", {"type": "response.output_item.done", "sequence_number": next(sequence), "output_index": index, "item": item}
+            yield (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "sequence_number": next(sequence),
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": text,
+                },
+            )
+        yield (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "sequence_number": next(sequence), "output_index": index, "item": item},
+        )
     done = dict(
         response,
         status="completed",
         output=output,
-        usage={"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 6, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 18},
+        usage={
+            "input_tokens": 12,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 6,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 18,
+        },
     )
     yield "response.completed", {"type": "response.completed", "sequence_number": next(sequence), "response": done}
 
@@ -269,9 +294,7 @@ GEMINI_UNANSWERED = (
     "parts of the function call turn."
 )
 GEMINI_ORPHAN = "Please ensure that function response turn comes immediately after a function call turn."
-GEMINI_CALL_PLACE = (
-    "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
-)
+GEMINI_CALL_PLACE = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 
 
 def gemini_parts(content: Any) -> list[dict]:
@@ -368,8 +391,7 @@ def chat_validate(body: dict) -> None:
             called = {c.get("id") for c in before.get("tool_calls") or [] if isinstance(c, dict)}
             if before.get("role") != "assistant" or message.get("tool_call_id") not in called:
                 raise Refusal(
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-                    "with 'tool_calls'.",
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
                     f"messages.[{index}].role",
                 )
         elif message.get("role") == "assistant" and message.get("tool_calls"):
@@ -382,8 +404,7 @@ def chat_validate(body: dict) -> None:
             if missing:
                 raise Refusal(
                     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                    "'tool_call_id'. The following tool_call_ids did not have response messages: "
-                    + ", ".join(map(str, missing)),
+                    "'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(map(str, missing)),
                     "messages",
                 )
 
@@ -429,7 +450,12 @@ def chat_completion(body: dict, message: dict) -> dict:
 
 
 def chat_chunks(body: dict, message: dict) -> Iterator[dict]:
-    head = {"id": f"chatcmpl-standin{next(_ids):04d}", "object": "chat.completion.chunk", "created": 1700000000, "model": body.get("model")}
+    head = {
+        "id": f"chatcmpl-standin{next(_ids):04d}",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": body.get("model"),
+    }
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
         return dict(head, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
@@ -440,7 +466,18 @@ def chat_chunks(body: dict, message: dict) -> Iterator[dict]:
         yield chunk({"content": message["content"]})
     for index, call in enumerate(calls):
         function = call["function"]
-        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": {"name": function["name"], "arguments": ""}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": function["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         yield chunk({"tool_calls": [{"index": index, "function": {"arguments": function["arguments"]}}]})
     yield chunk({}, "tool_calls" if calls else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):

@@ -36,7 +36,9 @@ def test_the_homes_lead_from_a_call_id_to_its_session_and_the_repair_resumes(fen
         claude_call, codex_call = the_call(claude), the_call(codex)
         # What else the homes hold as JSONL: the prompts typed, the thread index.
         (home / ".claude" / "history.jsonl").write_text(
-            json.dumps({"display": "run the tests", "pastedContents": {}, "timestamp": 1764620000000, "project": str(claude.work)})
+            json.dumps(
+                {"display": "run the tests", "pastedContents": {}, "timestamp": 1764620000000, "project": str(claude.work)}
+            )
             + "\n"
         )
         (home / ".codex" / "history.jsonl").write_text(json.dumps({"session_id": "x", "ts": 1764620000, "text": "hi"}) + "\n")

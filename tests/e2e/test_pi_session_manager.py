@@ -40,13 +40,19 @@ console.log(JSON.stringify(sent.map((m) => m.role === "toolResult"
 def _sent_by_pi(tmp_path: Path, path: Path) -> list:
     """What pi's own code sends to the model for this session file (a copy: pi migrates old files in place)."""
     node = shutil.which("node")
-    needed = ["pi-coding-agent/package.json", "pi-coding-agent/dist/core/session-manager.js", "pi-ai/dist/providers/transform-messages.js"]
+    needed = [
+        "pi-coding-agent/package.json",
+        "pi-coding-agent/dist/core/session-manager.js",
+        "pi-ai/dist/providers/transform-messages.js",
+    ]
     if node is None or not all((NODE_MODULES / "@mariozechner" / name).is_file() for name in needed):
         pytest.fail("pi is not installed under tests/runtimes: run `make e2e` (npm ci there)", pytrace=False)
     probe = tmp_path / "probe.mjs"
     probe.write_text(_PROBE)
     copy = shutil.copyfile(path, tmp_path / f"copy-{path.parent.name}-{path.name}")
-    done = subprocess.run([node, str(probe), str(NODE_MODULES), str(copy), str(tmp_path / "sessions")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [node, str(probe), str(NODE_MODULES), str(copy), str(tmp_path / "sessions")], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 

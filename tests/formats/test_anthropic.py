@@ -228,7 +228,11 @@ def test_a_result_arriving_after_the_window_is_late_not_an_answer() -> None:
 
 
 def test_placeholder_results_are_info() -> None:
-    history = [user("q"), call("toolu_a"), {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "aborted"}]}]
+    history = [
+        user("q"),
+        call("toolu_a"),
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "aborted"}]},
+    ]
     assert codes(check_messages(history, format="anthropic")) == [("APX006", 3, "toolu_a")]
 
 
@@ -308,7 +312,12 @@ def test_results_first_then_text_is_sound_and_left_alone() -> None:
 
 def test_only_the_message_with_text_first_is_rewritten_when_results_are_split() -> None:
     # Merged by the API into [a, text, b]: the second message is the one out of order.
-    history = [user("q"), call("toolu_a", "toolu_b"), results("toolu_a"), {"role": "user", "content": [text("and"), result_block("toolu_b")]}]
+    history = [
+        user("q"),
+        call("toolu_a", "toolu_b"),
+        results("toolu_a"),
+        {"role": "user", "content": [text("and"), result_block("toolu_b")]},
+    ]
     assert "tool_result after other content" in api_violations(history)
     result = repair_messages(history, format="anthropic")
     assert codes(result.findings) == [("APX007", 4, "toolu_b")]
@@ -330,7 +339,11 @@ def test_an_unanswered_call_gets_its_record_before_the_rewritten_message() -> No
 
 
 def test_a_stray_result_out_of_order_is_moved_and_only_dropped_on_request() -> None:
-    history = [user("q"), call("toolu_a"), {"role": "user", "content": [result_block("toolu_a"), text("see"), result_block("toolu_ghost")]}]
+    history = [
+        user("q"),
+        call("toolu_a"),
+        {"role": "user", "content": [result_block("toolu_a"), text("see"), result_block("toolu_ghost")]},
+    ]
     assert codes(check_messages(history, format="anthropic")) == [("APX002", 3, "toolu_ghost"), ("APX007", 3, "toolu_ghost")]
     kept = repair_messages(history, format="anthropic").messages[2]["content"]
     assert kept == [result_block("toolu_a"), result_block("toolu_ghost"), text("see")]

@@ -94,7 +94,9 @@ def shape_violations(message):
         if result.get("status", "success") not in ("success", "error"):
             problems.append("status is success or error")
         parts = result.get("content")
-        if not isinstance(parts, list) or not all(isinstance(p, dict) and len(p) == 1 and next(iter(p)) in _RESULT_BLOCKS for p in parts):
+        if not isinstance(parts, list) or not all(
+            isinstance(p, dict) and len(p) == 1 and next(iter(p)) in _RESULT_BLOCKS for p in parts
+        ):
             problems.append("toolResult content is a list of ToolResultContentBlock")
         elif any("text" in p and not isinstance(p["text"], str) for p in parts):
             problems.append("a text block holds a string")
@@ -123,9 +125,7 @@ def api_violations(messages):
             if expected:
                 problems.append(f"messages.{index}: expected toolResult blocks for {sorted(expected)}")
             expected = [
-                b["toolUse"]["toolUseId"]
-                for b in content
-                if "toolUse" in b and b["toolUse"].get("type") != "server_tool_use"
+                b["toolUse"]["toolUseId"] for b in content if "toolUse" in b and b["toolUse"].get("type") != "server_tool_use"
             ]
         previous = role
     if expected:
@@ -142,7 +142,10 @@ def api_violations(messages):
         ([user("q"), call("t_a"), say("more")], "expected toolResult blocks"),
         ([user("q"), call("t_a")], "unanswered at the end"),
         ([user("q"), say("x"), results("t_ghost")], "results ['t_ghost'] for calls []"),
-        ([user("q"), call("t_a"), {"role": "user", "content": [{"toolResult": {"toolUseId": "t a", "content": []}}]}], "toolUseId"),
+        (
+            [user("q"), call("t_a"), {"role": "user", "content": [{"toolResult": {"toolUseId": "t a", "content": []}}]}],
+            "toolUseId",
+        ),
         ([user("q"), {"role": "assistant", "content": [{"type": "text", "text": "x"}]}], "not a ContentBlock"),
     ],
 )
@@ -196,7 +199,11 @@ def test_plain_text_is_compatible_and_tool_blocks_are_certain() -> None:
     assert BedrockConverseAdapter.detect(plain) == Detection.COMPATIBLE
     # Nothing else reads text blocks without a type: the file is still told apart.
     assert detect_format(plain) is BedrockConverseAdapter
-    for decisive in (call("t_1"), results("t_1"), {"role": "user", "content": [{"text": "x"}, {"cachePoint": {"type": "default"}}]}):
+    for decisive in (
+        call("t_1"),
+        results("t_1"),
+        {"role": "user", "content": [{"text": "x"}, {"cachePoint": {"type": "default"}}]},
+    ):
         assert BedrockConverseAdapter.detect([user("hi"), decisive]) == Detection.CERTAIN
 
 
@@ -212,7 +219,16 @@ def test_plain_text_is_compatible_and_tool_blocks_are_certain() -> None:
         {"role": "user", "content": [{"text": "hi"}], "tool_calls": []},
         {"role": {"nested": True}, "content": [{"text": "hi"}]},
     ],
-    ids=["typed-block", "two-members", "result-not-a-dict", "text-not-a-string", "string-content", "system-role", "foreign-key", "dict-role"],
+    ids=[
+        "typed-block",
+        "two-members",
+        "result-not-a-dict",
+        "text-not-a-string",
+        "string-content",
+        "system-role",
+        "foreign-key",
+        "dict-role",
+    ],
 )
 def test_a_line_that_contradicts_the_format_vetoes_it(line) -> None:
     assert BedrockConverseAdapter.detect([user("hi"), call("t_1"), line]) == Detection.NO
@@ -233,7 +249,13 @@ def test_a_line_that_contradicts_the_format_vetoes_it(line) -> None:
                 "role": "assistant",
                 "content": [
                     {"toolUse": {"toolUseId": "t_srv", "name": "nova_code_interpreter", "input": {}, "type": "server_tool_use"}},
-                    {"toolResult": {"toolUseId": "t_srv", "content": [{"json": {"out": 1}}], "type": "nova_code_interpreter_result"}},
+                    {
+                        "toolResult": {
+                            "toolUseId": "t_srv",
+                            "content": [{"json": {"out": 1}}],
+                            "type": "nova_code_interpreter_result",
+                        }
+                    },
                     {"text": "1"},
                 ],
             },
@@ -248,14 +270,20 @@ def test_sound_histories_have_no_findings(history) -> None:
 
 
 def test_a_call_closed_by_the_next_user_text_is_answered_inside_that_message() -> None:
-    prompt = {"role": "user", "content": [{"text": "what did it find?"}, {"image": {"format": "png", "source": {"bytes": "iVBO"}}}]}
+    prompt = {
+        "role": "user",
+        "content": [{"text": "what did it find?"}, {"image": {"format": "png", "source": {"bytes": "iVBO"}}}],
+    }
     history = [user("q"), call("t_a", text="looking"), prompt]
     result = repair_messages(history, format=FORMAT)
     assert codes(result.findings) == [("APX001", 2, "t_a")]
     # One user turn: the record leads it, the user's blocks follow unchanged; nothing is inserted.
     assert result.messages == [*history[:2], {"role": "user", "content": [not_run_block("t_a"), *prompt["content"]]}]
     assert result.inserted == []
-    assert [(e.action, e.line) for e in result.edits] == [("insert", 3), ("replace", 3)]  # the call answered, inside the rewritten line
+    assert [(e.action, e.line) for e in result.edits] == [
+        ("insert", 3),
+        ("replace", 3),
+    ]  # the call answered, inside the rewritten line
     assert history[2] == prompt and api_violations(result.messages) == []
 
 
@@ -273,7 +301,11 @@ def test_calls_cut_before_another_assistant_message_get_one_user_turn_between() 
     history = [user("q"), call("t_a", "t_b"), say("sorry, I was cut off")]
     result = repair_messages(history, format=FORMAT)
     assert codes(result.findings) == [("APX001", 2, "t_a"), ("APX001", 2, "t_b")]
-    assert result.messages == [*history[:2], {"role": "user", "content": [not_run_block("t_a"), not_run_block("t_b")]}, history[2]]
+    assert result.messages == [
+        *history[:2],
+        {"role": "user", "content": [not_run_block("t_a"), not_run_block("t_b")]},
+        history[2],
+    ]
     # One inserted message answers both calls: listed once, at its place.
     assert [(i.index, i.call_id) for i in result.inserted] == [(2, "t_a")]
     assert api_violations(result.messages) == []
@@ -295,7 +327,10 @@ def test_placeholder_results_are_info() -> None:
 
 
 def test_drop_orphans_removes_only_the_stray_copies_and_keeps_every_other_key() -> None:
-    message = {"role": "user", "content": [result_block("t_a", "1"), result_block("t_a", "2"), result_block("t_ghost"), {"text": "next"}]}
+    message = {
+        "role": "user",
+        "content": [result_block("t_a", "1"), result_block("t_a", "2"), result_block("t_ghost"), {"text": "next"}],
+    }
     history = [user("q"), call("t_a"), message]
     result = repair_messages(history, format=FORMAT, drop_orphans=True)
     assert codes(result.findings) == [("APX002", 3, "t_ghost"), ("APX003", 3, "t_a")]
@@ -304,16 +339,33 @@ def test_drop_orphans_removes_only_the_stray_copies_and_keeps_every_other_key() 
 
 
 def test_stray_results_are_dropped_from_a_message_that_also_takes_records() -> None:
-    history = [user("q"), call("t_a", "t_b"), {"role": "user", "content": [result_block("t_b"), result_block("t_ghost"), {"text": "and a?"}]}]
+    history = [
+        user("q"),
+        call("t_a", "t_b"),
+        {"role": "user", "content": [result_block("t_b"), result_block("t_ghost"), {"text": "and a?"}]},
+    ]
     result = repair_messages(history, format=FORMAT, drop_orphans=True)
     assert result.messages[2]["content"] == [result_block("t_b"), not_run_block("t_a"), {"text": "and a?"}]
     assert api_violations(result.messages) == []
 
 
 def test_a_tool_use_without_an_id_is_reported_and_never_answered() -> None:
-    history = [user("q"), {"role": "assistant", "content": [{"toolUse": {"name": "get_weather", "input": {}}}, {"toolUse": {"toolUseId": 7, "name": "put", "input": {}}}]}, user("well?")]
+    history = [
+        user("q"),
+        {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"name": "get_weather", "input": {}}},
+                {"toolUse": {"toolUseId": 7, "name": "put", "input": {}}},
+            ],
+        },
+        user("well?"),
+    ]
     result = repair_messages(history, format=FORMAT)
-    assert [(f.code, f.call_id, f.fixable) for f in result.findings] == [("APX001", "get_weather#1", False), ("APX001", "put#2", False)]
+    assert [(f.code, f.call_id, f.fixable) for f in result.findings] == [
+        ("APX001", "get_weather#1", False),
+        ("APX001", "put#2", False),
+    ]
     assert result.messages == history and result.edits == []
 
 
@@ -419,7 +471,9 @@ def test_cli_check_dry_run_in_place_and_output(tmp_path: Path) -> None:
 
 def test_a_call_that_cannot_be_answered_fails_check_and_fix_and_is_left_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
-    original = _write(path, [user("q"), {"role": "assistant", "content": [{"toolUse": {"name": "f", "input": {}}}]}, user("well?")])
+    original = _write(
+        path, [user("q"), {"role": "assistant", "content": [{"toolUse": {"name": "f", "input": {}}}]}, user("well?")]
+    )
     runner = CliRunner()
     assert runner.invoke(app, ["check", "--isolated", str(path)]).exit_code == 1
     assert runner.invoke(app, ["fix", "--isolated", "--in-place", str(path)]).exit_code == 1

@@ -133,7 +133,10 @@ def _inserted(before: list, after: list) -> list:
 
 
 def _session(*lines: dict) -> list:
-    return [{"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-01-23T17:00:00.000Z", "sessionId": SESSION}, *lines]
+    return [
+        {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-01-23T17:00:00.000Z", "sessionId": SESSION},
+        *lines,
+    ]
 
 
 def _dangling_then_prompt() -> list:
@@ -162,7 +165,12 @@ def _dangling_at_end() -> list:
     "first",
     [
         {"type": "summary", "summary": "Refactor", "leafUuid": "7b15aefe-5ea3-4def-93a8-607a42a5ec67"},
-        {"type": "file-history-snapshot", "messageId": "m", "snapshot": {"messageId": "m", "trackedFileBackups": {}}, "isSnapshotUpdate": False},
+        {
+            "type": "file-history-snapshot",
+            "messageId": "m",
+            "snapshot": {"messageId": "m", "trackedFileBackups": {}},
+            "isSnapshotUpdate": False,
+        },
     ],
     ids=["summary", "file-history-snapshot"],
 )
@@ -201,7 +209,16 @@ def test_lines_of_any_shape_are_classified_without_an_error() -> None:
     odd = [{"type": {"a": 1}}, {"type": ["user"], "uuid": "u"}, {"type": "user", "message": {"content": [{"type": {}}]}}]
     assert ClaudeCodeAdapter.detect(odd) == 0
     findings = check_messages(
-        [*odd, {"type": "assistant", "uuid": [], "isSidechain": True, "agentId": {}, "message": {"id": {}, "content": [tool_use("t")]}}],
+        [
+            *odd,
+            {
+                "type": "assistant",
+                "uuid": [],
+                "isSidechain": True,
+                "agentId": {},
+                "message": {"id": {}, "content": [tool_use("t")]},
+            },
+        ],
         format="claude-code",
     )
     assert [f.code for f in findings] == ["APX104", "APX104"]
@@ -329,10 +346,16 @@ def test_parallel_results_out_of_order_with_hooks_between_are_clean() -> None:
         assistant("a2c", "a2", "msg_A", tool_use("toolu_C"), n=4),
         result("r2", "a2c", "toolu_B", "b", source="a2", n=5),  # B before A and C
         system("s1", "r2", "informational", n=6),
-        {**result("r3", "s1", "toolu_C", "c", source="a2c", n=6), "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_C", "content": "c"},
-            {"type": "text", "text": "<system-reminder>The file was modified.</system-reminder>"},
-        ]}},
+        {
+            **result("r3", "s1", "toolu_C", "c", source="a2c", n=6),
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_C", "content": "c"},
+                    {"type": "text", "text": "<system-reminder>The file was modified.</system-reminder>"},
+                ],
+            },
+        },
         {**prompt("m1", "r3", "Base directory for this skill: /x", n=7), "isMeta": True},
         result("r1", "m1", "toolu_A", "a", source="a1", n=8),
         assistant("a3", "r1", "msg_B", {"type": "text", "text": "Both."}, n=9),

@@ -38,7 +38,11 @@ def _compact(value) -> bytes:
 
 CUT = [
     {"role": "user", "content": [{"type": "text", "text": "<task>\nFix it\n</task>"}], "ts": 1},
-    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}], "ts": 2},
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}],
+        "ts": 2,
+    },
     {"role": "user", "content": [{"type": "text", "text": "[TASK RESUMPTION]"}], "ts": 3},
 ]
 
@@ -123,7 +127,11 @@ def test_a_results_after_text_message_is_reordered_in_place(tmp_path: Path) -> N
     late = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
-        {"role": "user", "content": [{"type": "text", "text": "here"}, {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}], "ts": 9},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "here"}, {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+            "ts": 9,
+        },
     ]
     path = tmp_path / "h.json"
     path.write_bytes(_compact(late))
@@ -136,5 +144,9 @@ def test_named_on_json_lines_every_line_is_unrecognised_and_nothing_changes() ->
     raws = [_compact(m) + b"\n" for m in CUT]
     sink = stream.MemorySink()
     result = stream.run(raws, stream.StreamConfig(input_format="cline"), sink)
-    assert result.format == "cline" and [(f.code, f.line) for f in result.findings] == [("APX104", 1), ("APX104", 2), ("APX104", 3)]
+    assert result.format == "cline" and [(f.code, f.line) for f in result.findings] == [
+        ("APX104", 1),
+        ("APX104", 2),
+        ("APX104", 3),
+    ]
     assert not result.edits and sink.getvalue() == b"".join(raws)

@@ -178,8 +178,16 @@ def _mixed_rollout(tmp_path: Path) -> Path:
         [
             _user(1, "Patch it and show the date"),
             _call(2, "call_fn"),
-            _rec(3, "response_item", {"type": "custom_tool_call", "call_id": "call_custom", "name": "apply_patch", "input": "*** Begin Patch"}),
-            _rec(4, "response_item", {"type": "local_shell_call", "call_id": "call_local", "status": "in_progress", "action": shell}),
+            _rec(
+                3,
+                "response_item",
+                {"type": "custom_tool_call", "call_id": "call_custom", "name": "apply_patch", "input": "*** Begin Patch"},
+            ),
+            _rec(
+                4,
+                "response_item",
+                {"type": "local_shell_call", "call_id": "call_local", "status": "in_progress", "action": shell},
+            ),
             _event(5, "turn_aborted"),
             _user(6, "stop"),
         ],
@@ -206,7 +214,11 @@ def test_each_call_type_gets_the_output_type_codex_pairs_with_it(tmp_path: Path)
     lines = _lines(out)
     # Three records right before the user message, in call order; a local shell call is
     # answered by a function_call_output, as Codex itself answers it.
-    assert [r["payload"]["type"] for r in lines[5:8]] == ["function_call_output", "custom_tool_call_output", "function_call_output"]
+    assert [r["payload"]["type"] for r in lines[5:8]] == [
+        "function_call_output",
+        "custom_tool_call_output",
+        "function_call_output",
+    ]
     assert [r["payload"]["call_id"] for r in lines[5:8]] == ["call_fn", "call_custom", "call_local"]
     assert lines[8] == _user(6, "stop")
 
@@ -284,12 +296,25 @@ def test_codex_context_messages_do_not_start_the_history() -> None:
 
 
 def test_unknown_record_types_pass_over_and_non_records_are_unrecognised() -> None:
-    records = [_user(1, "go"), _call(2, "c1"), _rec(3, "brand_new_record", {"x": 1}), _output(4, "c1", "ok"), [1, 2], {"type": "x"}]
+    records = [
+        _user(1, "go"),
+        _call(2, "c1"),
+        _rec(3, "brand_new_record", {"x": 1}),
+        _output(4, "c1", "ok"),
+        [1, 2],
+        {"type": "x"},
+    ]
     assert _found(records) == [("APX104", 5, None), ("APX104", 6, None)]
 
 
 def test_a_client_tool_search_is_reported_but_never_answered(tmp_path: Path) -> None:
-    search = {"type": "tool_search_call", "call_id": "ts1", "execution": "client", "status": "completed", "arguments": {"query": "x"}}
+    search = {
+        "type": "tool_search_call",
+        "call_id": "ts1",
+        "execution": "client",
+        "status": "completed",
+        "arguments": {"query": "x"},
+    }
     path = _write(tmp_path / "s.jsonl", [_user(1, "find"), _rec(2, "response_item", search), _user(3, "never mind")])
     report = _report("check", str(path))
     assert [(f["code"], f["line"], f["fixable"]) for f in report["findings"]] == [("APX001", 2, False)]
@@ -355,9 +380,7 @@ def _latest_zoned(stamps: list[str]) -> str | None:
 # One instant written two ways: the first text is kept.
 @example(runs=[("2025-12-05T11:00:09.000Z", 3), ("2025-12-05T13:00:09+02:00", 3)], at=0)
 @example(runs=[("2025-12-05T11:00:09.000Z", 300), ("2025-12-05T13:00:09+02:00", 300)], at=0)
-def test_the_record_at_the_end_takes_the_latest_zoned_timestamp_of_a_long_rollout(
-    runs: list[tuple[str, int]], at: int
-) -> None:
+def test_the_record_at_the_end_takes_the_latest_zoned_timestamp_of_a_long_rollout(runs: list[tuple[str, int]], at: int) -> None:
     # Runs of one text, long enough that timestamps are weighed in several
     # batches, some of one kind only, some mixed; the call anywhere.
     stamps = [stamp for stamp, length in runs for _ in range(length)]

@@ -102,7 +102,10 @@ def test_other_runtimes_lines_with_a_data_object_are_not_taken_for_copilot() -> 
     assert CopilotCliAdapter.detect([{"type": "context.append_loop_event", "event": {"type": "step.begin"}}]) == Detection.NO
     # An event kind added later says nothing either way; a known one is Copilot's.
     assert CopilotCliAdapter.detect([{"type": "session.brand_new", "data": {}, "id": "e1"}]) == Detection.NO
-    assert CopilotCliAdapter.detect([{"type": "session.brand_new", "data": {}}, {"type": "abort", "data": {"reason": "x"}}]) == Detection.CERTAIN
+    assert (
+        CopilotCliAdapter.detect([{"type": "session.brand_new", "data": {}}, {"type": "abort", "data": {"reason": "x"}}])
+        == Detection.CERTAIN
+    )
 
 
 # the sample sessions, through the CLI
@@ -205,7 +208,14 @@ def test_copilots_own_repair_points_close_pending_calls(kind: str) -> None:
 def test_turn_events_hooks_and_unknown_events_close_nothing() -> None:
     chain = _session()
     chain.reply("msg-1", ["c1"])
-    for kind in ("assistant.turn_end", "hook.start", "session.info", "assistant.reasoning", "session.truncation", "session.future"):
+    for kind in (
+        "assistant.turn_end",
+        "hook.start",
+        "session.info",
+        "assistant.reasoning",
+        "session.truncation",
+        "session.future",
+    ):
         chain.event(kind, {})
     chain.complete("c1", "ok")
     assert _found(chain.events) == []
@@ -224,7 +234,9 @@ def test_a_user_requested_tool_is_answered_by_its_completion() -> None:
     chain = _session()
     chain.event("tool.user_requested", {"toolCallId": "u1", "toolName": "bash", "arguments": {"command": "ls"}})
     chain.started("u1")
-    chain.event("tool.execution_complete", {"toolCallId": "u1", "success": True, "isUserRequested": True, "result": {"content": "a"}})
+    chain.event(
+        "tool.execution_complete", {"toolCallId": "u1", "success": True, "isUserRequested": True, "result": {"content": "a"}}
+    )
     assert _found(chain.events) == []
 
 
@@ -233,7 +245,11 @@ def test_subagent_events_pair_within_their_own_thread() -> None:
     # not close the parent's ``task`` call, and the parent's do not close its calls.
     chain = _session()
     chain.reply("msg-1", ["call_task"])
-    chain.event("assistant.message", {"messageId": "s1", "content": "", "toolRequests": [{"toolCallId": "s_c1", "name": "grep"}]}, agent="sub-1")
+    chain.event(
+        "assistant.message",
+        {"messageId": "s1", "content": "", "toolRequests": [{"toolCallId": "s_c1", "name": "grep"}]},
+        agent="sub-1",
+    )
     chain.event("assistant.message", {"messageId": "s2", "content": "", "toolRequests": []}, agent="sub-1")
     chain.event("tool.execution_complete", {"toolCallId": "s_c1", "success": True, "result": {"content": "late"}}, agent="sub-1")
     chain.complete("call_task", "done")
@@ -299,7 +315,13 @@ def test_drop_orphans_removes_the_completion_and_keeps_the_chain_whole(tmp_path:
     path = _write(tmp_path / "events.jsonl", chain.events)
     assert _invoke("fix", "--isolated", "--drop-orphans", "--in-place", str(path)).exit_code == 1
     repaired = _lines(path)
-    assert [e["type"] for e in repaired] == ["session.start", "user.message", "assistant.message", "tool.execution_complete", "user.message"]
+    assert [e["type"] for e in repaired] == [
+        "session.start",
+        "user.message",
+        "assistant.message",
+        "tool.execution_complete",
+        "user.message",
+    ]
     record = repaired[3]
     # The record hangs off the reply, not off the removed completion, and the
     # user message off the record.
@@ -312,9 +334,17 @@ def test_odd_types_never_raise() -> None:
     chain = _session()
     odd = [
         {"type": "assistant.message", "data": {"messageId": ["m"], "toolRequests": {"toolCallId": "x"}}},
-        {"type": "assistant.message", "data": {"messageId": "m2", "toolRequests": [None, 3, {"toolCallId": ["x"]}, {"toolCallId": "c1", "name": {}}]}, "agentId": 5},
+        {
+            "type": "assistant.message",
+            "data": {"messageId": "m2", "toolRequests": [None, 3, {"toolCallId": ["x"]}, {"toolCallId": "c1", "name": {}}]},
+            "agentId": 5,
+        },
         {"type": "tool.execution_complete", "data": {"toolCallId": {"a": 1}, "result": "ok", "error": [1]}},
-        {"type": "tool.execution_complete", "data": {"toolCallId": "nope", "result": {"content": None}, "error": {"message": 4}}, "agentId": ["a"]},
+        {
+            "type": "tool.execution_complete",
+            "data": {"toolCallId": "nope", "result": {"content": None}, "error": {"message": 4}},
+            "agentId": ["a"],
+        },
         {"type": "user.message", "data": [1]},
         {"type": "subagent.completed", "data": {"toolCallId": None}},
         {"type": None, "data": {}},

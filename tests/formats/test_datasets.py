@@ -387,7 +387,12 @@ def test_a_sharegpt_dataset_is_read_as_datasets(tmp_path: Path) -> None:
         [_turn("system", "Be brief."), H("Hi"), G("Hello"), H("Bye"), G("Bye")],
         [H("Paris?"), _fc("weather"), O("18C"), G("18C.")],
         [H("Paris and Rome?"), _fc("weather", "weather"), O("[18, 24]"), G("18C and 24C.")],
-        [H("Paris?"), _turn("function_call", "<think>\nLook it up.\n</think>\n\n" + json.dumps({"name": "weather", "arguments": {}})), O("18C"), G("18C.")],
+        [
+            H("Paris?"),
+            _turn("function_call", "<think>\nLook it up.\n</think>\n\n" + json.dumps({"name": "weather", "arguments": {}})),
+            O("18C"),
+            G("18C."),
+        ],
         [H("Paris?"), _fc("weather")],
     ],
 )
@@ -412,7 +417,10 @@ def test_a_sharegpt_call_before_a_gpt_turn_gets_an_observation_that_keeps_turns_
     [
         ([H("Paris?"), _fc("weather"), H("Well?"), G("No answer.")], "right before a turn tagged 'human'"),
         ([H("Paris and Rome?"), _fc("weather", "weather"), G("No answer.")], "2 observation turns in a row"),
-        ([H("Paris?"), _fc("weather", "weather", "weather"), O("18C"), O("24C"), G("..")], "right after a turn tagged 'observation'"),
+        (
+            [H("Paris?"), _fc("weather", "weather", "weather"), O("18C"), O("24C"), G("..")],
+            "right after a turn tagged 'observation'",
+        ),
     ],
 )
 def test_a_sharegpt_call_whose_observation_would_break_the_alternation_is_reported_not_repaired(
@@ -451,11 +459,37 @@ ODD = [None, 0, 1.5, True, "x", [], {}, [None], {"a": []}]
 @pytest.mark.parametrize("odd", ODD, ids=repr)
 def test_odd_types_in_llamafactory_and_sharegpt_rows_never_raise(odd, tmp_path: Path) -> None:
     rows = [
-        {"messages": [_v1("user", ("text", "go")), {"role": "assistant", "content": [{"type": "tool_call", "value": odd}]}, _v1("user", ("text", "?"))]},
-        {"messages": [_v1("user", ("text", "go")), {"role": odd, "content": [{"type": "text", "value": odd}]}, _v1_turn(1), {"role": "tool", "content": odd}]},
-        {"messages": [_v1("user", ("text", "go")), {"role": "assistant", "content": [odd, {"type": "tool_call", "value": "{"}]}, _v1("user", ("text", "?"))]},
+        {
+            "messages": [
+                _v1("user", ("text", "go")),
+                {"role": "assistant", "content": [{"type": "tool_call", "value": odd}]},
+                _v1("user", ("text", "?")),
+            ]
+        },
+        {
+            "messages": [
+                _v1("user", ("text", "go")),
+                {"role": odd, "content": [{"type": "text", "value": odd}]},
+                _v1_turn(1),
+                {"role": "tool", "content": odd},
+            ]
+        },
+        {
+            "messages": [
+                _v1("user", ("text", "go")),
+                {"role": "assistant", "content": [odd, {"type": "tool_call", "value": "{"}]},
+                _v1("user", ("text", "?")),
+            ]
+        },
         {"conversations": [H("go"), {"from": "function_call", "value": odd}, {"from": odd, "value": odd}, G("?")]},
-        {"conversations": [H("go"), {"from": "function_call", "value": json.dumps([odd, odd])}, {"from": "observation", "value": odd}, G("?")]},
+        {
+            "conversations": [
+                H("go"),
+                {"from": "function_call", "value": json.dumps([odd, odd])},
+                {"from": "observation", "value": odd},
+                G("?"),
+            ]
+        },
         {"conversations": [H("go"), odd, {"from": "human", "value": odd}]},
     ]
     result = repair_messages(rows, format="datasets")

@@ -116,8 +116,26 @@ def test_other_runtimes_samples_are_not_taken_for_droid(corpus: Path, name: str)
 def test_what_settles_droid_and_what_contradicts_it() -> None:
     # The stream as droid exec writes it (ids under "id", camelCase session id, millisecond stamps).
     run = [
-        {"type": "system", "subtype": "init", "sessionId": "s", "timestamp": 1, "model": "m", "cwd": "/t", "tools": [], "id": "sys1"},
-        {"type": "tool_call", "sessionId": "s", "timestamp": 2, "id": "call_1", "messageId": "m1", "toolId": "Execute", "toolName": "Execute", "parameters": {}},
+        {
+            "type": "system",
+            "subtype": "init",
+            "sessionId": "s",
+            "timestamp": 1,
+            "model": "m",
+            "cwd": "/t",
+            "tools": [],
+            "id": "sys1",
+        },
+        {
+            "type": "tool_call",
+            "sessionId": "s",
+            "timestamp": 2,
+            "id": "call_1",
+            "messageId": "m1",
+            "toolId": "Execute",
+            "toolName": "Execute",
+            "parameters": {},
+        },
     ]
     assert FactoryDroidAdapter.detect(run) == Detection.CERTAIN
     # A store excerpt without its header fits, but only the header claims the file.
@@ -152,7 +170,10 @@ def test_a_store_session_cut_after_its_call_is_repaired_at_the_end(corpus: Path,
     assert repaired[:3] == lines
     (record,) = repaired[3:]
     assert record["parentId"] == "m2" and record["timestamp"] == lines[2]["timestamp"]
-    assert record["message"] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": DEFAULT_MARKER}]}
+    assert record["message"] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": DEFAULT_MARKER}],
+    }
     assert _invoke("check", str(path)).exit_code == 0
 
 
@@ -226,7 +247,9 @@ def test_stream_results_pair_by_either_id_key() -> None:
         event("tool_call", 2, toolCallId="c1", toolName="Shell", parameters={}),
         event("tool_call", 2, id="c2", messageId="u1", toolId="Read", toolName="Read", parameters={}),
         event("tool_result", 3, toolCallId="c1", value="ok"),
-        event("tool_result", 3, id="c2", messageId="u1", toolId="Read", isError=True, error={"type": "tool_error", "message": "no"}),
+        event(
+            "tool_result", 3, id="c2", messageId="u1", toolId="Read", isError=True, error={"type": "tool_error", "message": "no"}
+        ),
         event("completion", 4, finalText="done"),
     ]
     assert check_messages(lines, format="factory-droid") == []

@@ -139,13 +139,19 @@ def api_violations(contents):
     "history, problem",
     [
         ([user("q"), model(fcall(id="c_a")), user("well?")], "number of function response parts (0)"),
-        ([user("q"), model(fcall(id="c_a"), fcall(id="c_b")), responses(fresponse(id="c_a")), responses(fresponse(id="c_b"))], "alternate"),
+        (
+            [user("q"), model(fcall(id="c_a"), fcall(id="c_b")), responses(fresponse(id="c_a")), responses(fresponse(id="c_b"))],
+            "alternate",
+        ),
         ([user("q"), model(fcall(id="c_a")), responses(fresponse(id="c_a")), user("next")], "alternate"),
         ([user("q"), model(fcall(id="c_a")), say("more")], "not answered by the next content"),
         ([user("q"), model(fcall(id="c_a"))], "unanswered at the end"),
         ([user("q"), model(fcall(id="c_a")), responses(fresponse(id="c_x"))], "names no call"),
         ([user("q"), model(fcall("f"), fcall("g")), responses(fresponse("f"), fresponse("f"))], "responses"),
-        ([user("q"), model(fcall(id="c_a")), responses({"functionResponse": {"id": "c_a", "response": {}}})], "names its function"),
+        (
+            [user("q"), model(fcall(id="c_a")), responses({"functionResponse": {"id": "c_a", "response": {}}})],
+            "names its function",
+        ),
     ],
 )
 def test_the_validator_has_teeth(history, problem) -> None:
@@ -180,7 +186,12 @@ def test_the_corpus_retry_cut_before_its_second_response_is_interrupted(corpus: 
 
 
 def test_no_other_adapter_claims_a_gemini_line_and_it_claims_none_of_theirs() -> None:
-    contents = [user("Weather?"), model(fcall(id="c_1")), responses(fresponse(id="c_1"), text="thanks"), {"parts": [{"text": "no role"}]}]
+    contents = [
+        user("Weather?"),
+        model(fcall(id="c_1")),
+        responses(fresponse(id="c_1"), text="thanks"),
+        {"parts": [{"text": "no role"}]},
+    ]
     for adapter in adapters():
         if adapter is not GeminiApiAdapter:
             assert adapter.detect(contents) == Detection.NO, adapter.name
@@ -205,7 +216,12 @@ def test_user_text_is_compatible_and_model_or_function_parts_are_certain() -> No
     plain = [user("hi"), {"parts": [{"text": "again"}]}]
     assert GeminiApiAdapter.detect(plain) == Detection.COMPATIBLE
     assert detect_format(plain) is GeminiApiAdapter
-    for decisive in (say("hello"), model(fcall()), responses(fresponse()), {"parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}}]}):
+    for decisive in (
+        say("hello"),
+        model(fcall()),
+        responses(fresponse()),
+        {"parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}}]},
+    ):
         assert GeminiApiAdapter.detect([user("hi"), decisive]) == Detection.CERTAIN
 
 
@@ -232,14 +248,42 @@ def test_a_line_that_contradicts_the_format_vetoes_it(line) -> None:
     "history",
     [
         [user("q"), model(fcall(id="c_a"), fcall(id="c_b")), responses(fresponse(id="c_b"), fresponse(id="c_a")), say("done")],
-        [user("q"), model(fcall("f"), fcall("f"), fcall("g")), responses(fresponse("g"), fresponse("f"), fresponse("f")), say("done")],
-        [user("q"), model(fcall("f", id="c_1"), fcall("f", id="c_2")), responses(fresponse("f"), fresponse("f")), say("by position")],
-        [user("q"), model(fcall(id="c_a")), responses(fresponse(id="c_a"), text="and then?"), model(fcall(id="c_b")), responses(fresponse(id="c_b"))],
+        [
+            user("q"),
+            model(fcall("f"), fcall("f"), fcall("g")),
+            responses(fresponse("g"), fresponse("f"), fresponse("f")),
+            say("done"),
+        ],
+        [
+            user("q"),
+            model(fcall("f", id="c_1"), fcall("f", id="c_2")),
+            responses(fresponse("f"), fresponse("f")),
+            say("by position"),
+        ],
+        [
+            user("q"),
+            model(fcall(id="c_a")),
+            responses(fresponse(id="c_a"), text="and then?"),
+            model(fcall(id="c_b")),
+            responses(fresponse(id="c_b")),
+        ],
         [user("q"), model(fcall()), responses(fresponse(), role="function"), say("older SDKs")],
         [{"parts": [{"text": "q"}]}, model(fcall(id="c_a")), {"parts": [fresponse(id="c_a")]}, say("no roles")],
-        [user("q"), model({"text": "hmm", "thought": True}, {"executableCode": {"code": "1"}}, {"codeExecutionResult": {"output": "1"}}), user("ok")],
+        [
+            user("q"),
+            model({"text": "hmm", "thought": True}, {"executableCode": {"code": "1"}}, {"codeExecutionResult": {"output": "1"}}),
+            user("ok"),
+        ],
     ],
-    ids=["ids-out-of-order", "no-ids-by-name", "ids-answered-by-position", "responses-then-text", "function-role", "no-role", "server-parts"],
+    ids=[
+        "ids-out-of-order",
+        "no-ids-by-name",
+        "ids-answered-by-position",
+        "responses-then-text",
+        "function-role",
+        "no-role",
+        "server-parts",
+    ],
 )
 def test_sound_histories_have_no_findings(history) -> None:
     assert check_messages(history, format=FORMAT) == []
@@ -248,7 +292,12 @@ def test_sound_histories_have_no_findings(history) -> None:
 
 def test_calls_without_ids_are_answered_by_position_and_name_within_their_turn() -> None:
     # get_weather twice and get_time; the response for get_time and one for get_weather arrived.
-    history = [user("q"), model(fcall(city="SF"), fcall("get_time"), fcall(city="NY")), responses(fresponse("get_time", output="14:00"), fresponse(output="20 C")), say("SF 20 C")]
+    history = [
+        user("q"),
+        model(fcall(city="SF"), fcall("get_time"), fcall(city="NY")),
+        responses(fresponse("get_time", output="14:00"), fresponse(output="20 C")),
+        say("SF 20 C"),
+    ]
     result = repair_messages(history, format=FORMAT)
     # The first get_weather response answers the first get_weather call: the second is open.
     assert codes(result.findings) == [("APX001", 2, "get_weather#2@1")]
@@ -259,7 +308,16 @@ def test_calls_without_ids_are_answered_by_position_and_name_within_their_turn()
 
 def test_the_turn_scopes_calls_without_ids() -> None:
     # The same name in two turns is two calls: a response after the second answers only the second.
-    history = [user("q"), model(fcall()), user("skip it"), model(fcall()), responses(fresponse()), user("and a stray:"), model(fcall("other")), responses(fresponse("other"), fresponse())]
+    history = [
+        user("q"),
+        model(fcall()),
+        user("skip it"),
+        model(fcall()),
+        responses(fresponse()),
+        user("and a stray:"),
+        model(fcall("other")),
+        responses(fresponse("other"), fresponse()),
+    ]
     assert codes(check_messages(history, format=FORMAT)) == [("APX001", 2, "get_weather#1@1"), ("APX002", 8, "get_weather#1@3")]
 
 
@@ -287,7 +345,12 @@ def test_a_call_closed_by_the_next_user_text_is_answered_inside_that_content() -
 
 
 def test_a_partial_response_turn_takes_the_missing_records_after_its_responses() -> None:
-    history = [user("q"), model(fcall(id="c_a"), fcall(id="c_b"), fcall(id="c_c")), responses(fresponse(id="c_b"), text="a and c?"), say("b only")]
+    history = [
+        user("q"),
+        model(fcall(id="c_a"), fcall(id="c_b"), fcall(id="c_c")),
+        responses(fresponse(id="c_b"), text="a and c?"),
+        say("b only"),
+    ]
     result = repair_messages(history, format=FORMAT)
     assert codes(result.findings) == [("APX001", 2, "c_a"), ("APX001", 2, "c_c")]
     assert result.messages[2]["parts"] == [fresponse(id="c_b"), not_run(id="c_a"), not_run(id="c_c"), {"text": "a and c?"}]
@@ -305,7 +368,14 @@ def test_calls_cut_before_another_model_content_get_one_user_turn_between() -> N
 
 
 def test_a_file_that_answers_under_the_function_role_gets_records_under_it() -> None:
-    history = [user("q"), model(fcall()), responses(fresponse(), role="function"), say("and NY?"), user("yes"), model(fcall(city="NY"))]
+    history = [
+        user("q"),
+        model(fcall()),
+        responses(fresponse(), role="function"),
+        say("and NY?"),
+        user("yes"),
+        model(fcall(city="NY")),
+    ]
     result = repair_messages(history, format=FORMAT)
     assert result.messages[-1] == {"role": "function", "parts": [not_run()]}
     assert repair_messages([user("q"), model(fcall())], format=FORMAT).messages[-1]["role"] == "user"
@@ -323,12 +393,20 @@ def test_a_response_after_the_turn_is_late_not_an_answer() -> None:
 
 
 def test_placeholder_responses_are_info() -> None:
-    history = [user("q"), model(fcall(id="c_a")), responses({"functionResponse": {"id": "c_a", "name": "get_weather", "response": {"error": "aborted"}}})]
+    history = [
+        user("q"),
+        model(fcall(id="c_a")),
+        responses({"functionResponse": {"id": "c_a", "name": "get_weather", "response": {"error": "aborted"}}}),
+    ]
     assert codes(check_messages(history, format=FORMAT)) == [("APX006", 3, "c_a")]
 
 
 def test_drop_orphans_removes_only_the_stray_copies() -> None:
-    history = [user("q"), model(fcall(id="c_a")), responses(fresponse(id="c_a", output="1"), fresponse(id="c_a", output="2"), fresponse(id="c_ghost"), text="next")]
+    history = [
+        user("q"),
+        model(fcall(id="c_a")),
+        responses(fresponse(id="c_a", output="1"), fresponse(id="c_a", output="2"), fresponse(id="c_ghost"), text="next"),
+    ]
     result = repair_messages(history, format=FORMAT, drop_orphans=True)
     assert codes(result.findings) == [("APX002", 3, "c_ghost"), ("APX003", 3, "c_a")]
     assert result.messages[2] == responses(fresponse(id="c_a", output="1"), text="next")

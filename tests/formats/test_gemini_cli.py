@@ -65,7 +65,14 @@ def _user(message_id: str, text: str = "go") -> dict:
 
 
 def _reply(message_id: str, *calls: dict, **more) -> dict:
-    return {"id": message_id, "timestamp": "2026-01-16T11:01:30.000Z", "type": "gemini", "content": "", "toolCalls": list(calls), **more}
+    return {
+        "id": message_id,
+        "timestamp": "2026-01-16T11:01:30.000Z",
+        "type": "gemini",
+        "content": "",
+        "toolCalls": list(calls),
+        **more,
+    }
 
 
 def _session(*messages: dict) -> dict:
@@ -79,7 +86,12 @@ def _document(path: Path, *messages: dict) -> Path:
     return path
 
 
-HEADER = {"sessionId": "s1", "projectHash": "ab" * 32, "startTime": "2026-04-29T21:39:22.319Z", "lastUpdated": "2026-04-29T21:39:22.319Z"}
+HEADER = {
+    "sessionId": "s1",
+    "projectHash": "ab" * 32,
+    "startTime": "2026-04-29T21:39:22.319Z",
+    "lastUpdated": "2026-04-29T21:39:22.319Z",
+}
 
 
 def _log(path: Path, *records: dict) -> Path:
@@ -232,7 +244,13 @@ def test_a_rewind_to_an_unknown_message_removes_them_all(tmp_path: Path) -> None
 
 
 def test_parallel_calls_cut_in_one_reply_are_answered_by_one_appended_record(tmp_path: Path) -> None:
-    records = (HEADER, _user("u1"), _reply("g1", _call("c1", "executing"), _call("c2", "scheduled")), _user("u2"), {"$set": {"lastUpdated": "x"}})
+    records = (
+        HEADER,
+        _user("u1"),
+        _reply("g1", _call("c1", "executing"), _call("c2", "scheduled")),
+        _user("u2"),
+        {"$set": {"lastUpdated": "x"}},
+    )
     path = _log(tmp_path / "a.jsonl", *records)
     original = path.read_bytes()
     report = _report(path)
@@ -303,7 +321,10 @@ def test_detection_never_trips_on_any_type() -> None:
 
 _KEYS = ("type", "id", "toolCalls", "name", "args", "status", "result", "content", "functionCall", "timestamp", "messages")
 _ANY = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["gemini", "user", "info", "c1", "success", "executing", ""]),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from(["gemini", "user", "info", "c1", "success", "executing", ""]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=3),
     max_leaves=8,
 )

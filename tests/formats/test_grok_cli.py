@@ -62,7 +62,10 @@ def test_other_runtimes_lines_are_not_taken_for_grok() -> None:
     # Factory Droid's stream has a tool_result keyed toolCallId; Chat Completions
     # calls carry a ``function``.
     assert GrokCliAdapter.detect([{"type": "user", "message": {"role": "user", "content": "hi"}, "uuid": "u1"}]) == Detection.NO
-    assert GrokCliAdapter.detect([{"id": "g1", "timestamp": "2026-04-29T21:39:33Z", "type": "user", "content": [{"text": "hi"}]}]) == Detection.NO
+    assert (
+        GrokCliAdapter.detect([{"id": "g1", "timestamp": "2026-04-29T21:39:33Z", "type": "user", "content": [{"text": "hi"}]}])
+        == Detection.NO
+    )
     assert GrokCliAdapter.detect([{"type": "tool_result", "session_id": "s", "toolCallId": "c1", "value": {}}]) == Detection.NO
     assert GrokCliAdapter.detect([{"role": "user", "content": "hi"}]) == Detection.NO
     chat_calls = {"type": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f"}}]}
@@ -118,7 +121,14 @@ def test_results_must_follow_their_reply_right_away() -> None:
 
 
 def test_record_stands_where_grok_splices_its_own_stand_in() -> None:
-    items = [*_head(), assistant("", ["c1", "c2", "c3"]), result("c3", "C"), result("c1", "A"), reasoning(1), assistant("two of three")]
+    items = [
+        *_head(),
+        assistant("", ["c1", "c2", "c3"]),
+        result("c3", "C"),
+        result("c1", "A"),
+        reasoning(1),
+        assistant("two of three"),
+    ]
     repaired = repair_messages(items, format="grok-cli")
     (inserted,) = repaired.inserted
     # Right after the run of results, before the reasoning item.
@@ -131,7 +141,13 @@ def test_record_stands_where_grok_splices_its_own_stand_in() -> None:
 def test_grok_cancellation_results_are_answers() -> None:
     cancelled = "Tool execution was cancelled by the user (tool `run_terminal_cmd` was not executed)."
     halted = "Tool execution was halted by the harness (internal_error); the tool `run_terminal_cmd` was not executed."
-    items = [*_head(), assistant("", ["c1", "c2"]), result("c1", cancelled), result("c2", halted), user("again", 1, prior_turn_interrupt="mid_turn_abort")]
+    items = [
+        *_head(),
+        assistant("", ["c1", "c2"]),
+        result("c1", cancelled),
+        result("c2", halted),
+        user("again", 1, prior_turn_interrupt="mid_turn_abort"),
+    ]
     assert _found(items) == []
 
 

@@ -65,7 +65,10 @@ def test_python_kimi_cli_wire_files_are_refused(tmp_path: Path) -> None:
     legacy = [
         {"type": "metadata", "protocol_version": "1.3"},
         {"timestamp": 1760000000.5, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}},
-        {"timestamp": 1760000001.5, "message": {"type": "ToolCall", "payload": {"type": "function", "id": "c1", "function": {"name": "Shell"}}}},
+        {
+            "timestamp": 1760000001.5,
+            "message": {"type": "ToolCall", "payload": {"type": "function", "id": "c1", "function": {"name": "Shell"}}},
+        },
     ]
     assert KimiAdapter.detect(legacy) == Detection.NO
     path = tmp_path / "wire.jsonl"
@@ -106,7 +109,12 @@ def test_the_sample_without_its_last_result_gets_the_record_kimi_code_would_fold
     assert repaired[:14] == raw[:14] and repaired[15:] == raw[15:]
     assert orjson.loads(repaired[14]) == {
         "type": "context.append_loop_event",
-        "event": {"type": "tool.result", "parentUuid": "call-skill-001", "toolCallId": "tool_skill_001", "result": {"output": DEFAULT_MARKER}},
+        "event": {
+            "type": "tool.result",
+            "parentUuid": "call-skill-001",
+            "toolCallId": "tool_skill_001",
+            "result": {"output": DEFAULT_MARKER},
+        },
         "time": 1781368649430,
     }
     assert _invoke("check", "--isolated", str(out)).exit_code == 0
@@ -215,14 +223,25 @@ def test_odd_types_never_raise() -> None:
     odd = [
         {"type": "context.append_loop_event", "event": ["tool.call"]},
         {"type": "context.append_loop_event", "event": {"type": "tool.call", "toolCallId": ["x"], "name": 3}},
-        {"type": "context.append_loop_event", "event": {"type": "tool.call", "toolCallId": "c1", "name": 3, "uuid": {"a": 1}}, "time": "soon", "agentId": 7},
+        {
+            "type": "context.append_loop_event",
+            "event": {"type": "tool.call", "toolCallId": "c1", "name": 3, "uuid": {"a": 1}},
+            "time": "soon",
+            "agentId": 7,
+        },
         {"type": "context.append_loop_event", "event": {"type": "tool.result", "toolCallId": {"c": 1}, "result": "ok"}},
         {"type": "context.append_message", "message": "hi"},
         {"type": 4, "time": 1},
         "a string",
     ]
     records = wire.records + odd
-    assert _found(records) == [("APX104", 5, None), ("APX001", 7, "c1"), ("APX002", 8, None), ("APX104", 10, None), ("APX104", 11, None)]
+    assert _found(records) == [
+        ("APX104", 5, None),
+        ("APX001", 7, "c1"),
+        ("APX002", 8, None),
+        ("APX104", 10, None),
+        ("APX104", 11, None),
+    ]
     (inserted,) = repair_messages(records, format="kimi").inserted
     # Only what is a string or a number is copied.
     assert inserted.record == {

@@ -46,7 +46,12 @@ def tool(call_id: str, status: str, name: str = "bash") -> dict:
     if status == "pending":
         state = {"status": "pending", "input": {}, "raw": ""}
     elif status == "running":
-        state = {"metadata": {"output": "partial\n"}, "status": "running", "input": {"command": "sleep 600"}, "time": {"start": T0 + 5}}
+        state = {
+            "metadata": {"output": "partial\n"},
+            "status": "running",
+            "input": {"command": "sleep 600"},
+            "time": {"start": T0 + 5},
+        }
     elif status == "completed":
         state.update(output="done\n", title="sleep 600", metadata={"exit": 0}, time={"start": T0 + 5, "end": T0 + 9})
     else:
@@ -69,7 +74,8 @@ def make_store(path: Path, sessions: list[list[tuple[str, list[dict]]]]) -> Path
             db.execute("insert into message values (?, ?, ?, ?, ?)", (mid, sid, clock, clock, dumps(info)))
             for p, part in enumerate(parts):
                 db.execute(
-                    "insert into part values (?, ?, ?, ?, ?, ?)", (f"prt_{s:04d}{m:04d}{p:04d}", mid, sid, clock, clock, dumps(part))
+                    "insert into part values (?, ?, ?, ?, ?, ?)",
+                    (f"prt_{s:04d}{m:04d}{p:04d}", mid, sid, clock, clock, dumps(part)),
                 )
     db.commit()
     db.close()
@@ -103,7 +109,12 @@ def store(tmp_path: Path) -> Path:
     return make_store(
         tmp_path / "opencode.db",
         [
-            [prompt(), reply(tool("call_done", "completed"), tool("call_aborted", "error")), prompt("Again."), reply(tool("call_cut", "running"))],
+            [
+                prompt(),
+                reply(tool("call_done", "completed"), tool("call_aborted", "error")),
+                prompt("Again."),
+                reply(tool("call_cut", "running")),
+            ],
             [prompt(), reply(tool("call_waiting", "pending", "read"), {"type": "text", "text": "Reading."}), prompt("Stop.")],
         ],
     )
@@ -195,7 +206,10 @@ def test_a_database_that_is_not_an_opencode_store_is_no_transcript(tmp_path: Pat
         db.execute("create table notes (id text, body text)")
     code, report = run("check", other)
     assert code == 2
-    assert "not an OpenCode session store" in report["files"][0]["error"] and "message, part, session" not in report["files"][0]["error"]
+    assert (
+        "not an OpenCode session store" in report["files"][0]["error"]
+        and "message, part, session" not in report["files"][0]["error"]
+    )
     assert report["files"][0]["format"] is None
 
 
@@ -262,7 +276,9 @@ def test_repair_properties(tmp_path_factory: pytest.TempPathFactory, drawn: list
     before = part_rows(path)
     first = databases.run_path(str(path), RunOptions(mode=Mode.IN_PLACE, force=True))
     assert first.error is None
-    open_calls = [json.loads(d)["callID"] for d in before.values() if json.loads(d).get("state", {}).get("status") in ("pending", "running")]
+    open_calls = [
+        json.loads(d)["callID"] for d in before.values() if json.loads(d).get("state", {}).get("status") in ("pending", "running")
+    ]
     assert sorted(f.call_id for f in first.findings if f.code == "APX001") == sorted(open_calls)
     assert len(first.edits) == len(open_calls)
     after = part_rows(path)
@@ -296,7 +312,9 @@ def test_the_store_is_found_in_opencodes_home(tmp_path: Path) -> None:
 
 
 def test_a_store_on_standard_input_or_in_show_is_refused_naming_what_reads_it(store: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "apx_doctor", "check", "-"], stdin=store.open("rb"), capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "apx_doctor", "check", "-"], stdin=store.open("rb"), capture_output=True, text=True
+    )
     assert done.returncode == 2
     assert "SQLite database" in done.stderr and "name the file" in done.stderr and "Traceback" not in done.stderr
     done = subprocess.run([sys.executable, "-m", "apx_doctor", "show", str(store)], capture_output=True, text=True)

@@ -82,7 +82,11 @@ def _interrupted(session: str = SESSION) -> list:
 
 
 def _records(lines: list) -> list:
-    return [line for line in lines if isinstance(line.get("message"), dict) and line["message"].get("content") == [{"type": "text", "text": DEFAULT_MARKER}]]
+    return [
+        line
+        for line in lines
+        if isinstance(line.get("message"), dict) and line["message"].get("content") == [{"type": "text", "text": DEFAULT_MARKER}]
+    ]
 
 
 # -- detection ---------------------------------------------------------------------
@@ -108,7 +112,11 @@ def test_only_what_defines_pi_claims_a_file() -> None:
     assert PiAdapter.detect([entry("model_change", "00000001", None, 1, provider="p", modelId="m")]) == Detection.NO
     assert PiAdapter.detect([header(), {"role": "user", "content": "hi"}]) == Detection.NO
     # Anthropic blocks in the same envelope are another runtime's (Factory Droid's session store).
-    droid = {"type": "message", "id": "m2", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]}}
+    droid = {
+        "type": "message",
+        "id": "m2",
+        "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}]},
+    }
     assert PiAdapter.detect([header(), droid]) == Detection.NO
 
 
@@ -156,7 +164,9 @@ def test_the_record_is_the_tool_result_entry_pi_appends(tmp_path: Path) -> None:
     # Hung off the call's entry, and the next prompt now hangs off the record.
     assert record["parentId"] == "00000002"
     assert result.messages[3] is record and result.messages[4]["parentId"] == record["id"]
-    assert {k: v for k, v in result.messages[4].items() if k != "parentId"} == {k: v for k, v in lines[3].items() if k != "parentId"}
+    assert {k: v for k, v in result.messages[4].items() if k != "parentId"} == {
+        k: v for k, v in lines[3].items() if k != "parentId"
+    }
 
 
 def test_the_record_is_never_earlier_than_the_line_before_it() -> None:
@@ -237,7 +247,14 @@ def test_openclaw_synthetic_results_are_placeholders_however_worded() -> None:
     lines = _session(
         user("00000001", None, "go", n=1),
         assistant("00000002", "00000001", [tool_call("c1"), tool_call("c2")], n=2),
-        tool_result("00000003", "00000002", "c1", "[lossless-claw] missing tool result in session history; inserted synthetic error result for transcript repair.", n=3, error=True),
+        tool_result(
+            "00000003",
+            "00000002",
+            "c1",
+            "[lossless-claw] missing tool result in session history; inserted synthetic error result for transcript repair.",
+            n=3,
+            error=True,
+        ),
         tool_result("00000004", "00000003", "c2", "custom text", n=4, error=True),
     )
     lines[4]["message"]["details"] = {"openclawSyntheticMissingToolResult": True}

@@ -128,7 +128,9 @@ def _unanswered(history: list[dict]) -> list[str]:
     for i, content in enumerate(history):
         if content.get("role") != "model":
             continue
-        calls = [p["functionCall"]["id"] for p in content.get("parts", []) if isinstance(p.get("functionCall", {}).get("id"), str)]
+        calls = [
+            p["functionCall"]["id"] for p in content.get("parts", []) if isinstance(p.get("functionCall", {}).get("id"), str)
+        ]
         answered = set()
         for later in history[i + 1 :]:
             if later.get("role") != "user":
@@ -193,7 +195,13 @@ def test_a_session_that_starts_with_system_records_is_qwen_code() -> None:
 
 
 def test_a_line_of_another_shape_among_qwen_records_vetoes_the_claim() -> None:
-    claude_line = {"type": "user", "uuid": "u9", "parentUuid": None, "sessionId": SESSION, "message": {"role": "user", "content": "hi"}}
+    claude_line = {
+        "type": "user",
+        "uuid": "u9",
+        "parentUuid": None,
+        "sessionId": SESSION,
+        "message": {"role": "user", "content": "hi"},
+    }
     lines = [prompt(_u(1), None, "hi"), claude_line]
     assert QwenCodeAdapter.detect(lines) == Detection.NO
     assert QwenCodeAdapter.detect([prompt(_u(1), None, "hi"), {"type": "summary", "leafUuid": "x"}]) == Detection.NO
@@ -319,7 +327,9 @@ def test_inserted_uuids_are_uuid5_of_session_call_line_and_call() -> None:
 def test_a_response_written_twice_gets_two_distinct_records() -> None:
     # The same response record twice, each time left unanswered: two records, two uuids.
     call_line = assistant(_u(2), _u(1), [function_call("c1")], n=2)
-    lines = _session(prompt(_u(1), None, "go", n=1), call_line, prompt(_u(3), _u(2), "again", n=3), {**call_line, "parentUuid": _u(3)})
+    lines = _session(
+        prompt(_u(1), None, "go", n=1), call_line, prompt(_u(3), _u(2), "again", n=3), {**call_line, "parentUuid": _u(3)}
+    )
     outcome = repair_messages(lines, format="qwen-code")
     uuids = [i.record["uuid"] for i in outcome.inserted]
     assert len(uuids) == 2 and len(set(uuids)) == 2
@@ -433,7 +443,13 @@ _KEYS = ["uuid", "parentUuid", "type", "subtype", "message", "timestamp", "sessi
 
 @st.composite
 def _odd_line(draw) -> dict:
-    line = dict(draw(st.sampled_from([prompt(_u(1), None, "x"), assistant(_u(2), _u(1), [function_call("c1")]), result(_u(3), _u(2), "c1", "ok")])))
+    line = dict(
+        draw(
+            st.sampled_from(
+                [prompt(_u(1), None, "x"), assistant(_u(2), _u(1), [function_call("c1")]), result(_u(3), _u(2), "c1", "ok")]
+            )
+        )
+    )
     for key in draw(st.lists(st.sampled_from(_KEYS), max_size=4)):
         line[key] = draw(_JSON)
     if draw(st.booleans()) and isinstance(line.get("message"), dict):

@@ -170,7 +170,13 @@ def test_lines_of_other_formats_are_not_responses(lines) -> None:
         [user("q"), LOCAL_SHELL, {"type": "local_shell_call_output", "id": "call_ls", "output": "a.txt"}, user("ok")],
         [user("q"), LOCAL_SHELL, {"type": "local_shell_call_output", "call_id": "call_ls", "output": "a.txt"}],
     ],
-    ids=["parallel-out-of-order", "message-and-reasoning-between", "self-contained", "local-shell-by-id", "local-shell-by-call-id"],
+    ids=[
+        "parallel-out-of-order",
+        "message-and-reasoning-between",
+        "self-contained",
+        "local-shell-by-id",
+        "local-shell-by-call-id",
+    ],
 )
 def test_sound_histories_have_no_findings(history) -> None:
     assert check_messages(history, format="responses") == []
@@ -190,7 +196,10 @@ def test_a_call_is_closed_by_the_next_user_message_after_the_rest_of_the_respons
     assert api_violations(result.messages) == []
 
 
-@pytest.mark.parametrize("closer", [{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}, {"type": "compaction", "encrypted_content": "x"}])
+@pytest.mark.parametrize(
+    "closer",
+    [{"role": "system", "content": "s"}, {"role": "developer", "content": "d"}, {"type": "compaction", "encrypted_content": "x"}],
+)
 def test_system_developer_and_compaction_end_the_turn(closer) -> None:
     result = repair_messages([user("q"), fc("call_a"), closer, out("call_a")], format="responses")
     assert codes(result.findings) == [("APX001", 2, "call_a"), ("APX004", 4, "call_a")]
@@ -225,9 +234,21 @@ def test_a_call_made_by_a_program_is_answered_to_that_program() -> None:
 @pytest.mark.parametrize(
     "item",
     [
-        {"type": "computer_call", "id": "cu_1", "call_id": "call_x", "action": {"type": "screenshot"}, "pending_safety_checks": [], "status": "completed"},
+        {
+            "type": "computer_call",
+            "id": "cu_1",
+            "call_id": "call_x",
+            "action": {"type": "screenshot"},
+            "pending_safety_checks": [],
+            "status": "completed",
+        },
         {"type": "shell_call", "call_id": "call_x", "action": {"commands": ["ls"]}, "status": "completed"},
-        {"type": "apply_patch_call", "call_id": "call_x", "operation": {"type": "delete_file", "path": "a"}, "status": "completed"},
+        {
+            "type": "apply_patch_call",
+            "call_id": "call_x",
+            "operation": {"type": "delete_file", "path": "a"},
+            "status": "completed",
+        },
         {"type": "tool_search_call", "call_id": "call_x", "arguments": {}, "execution": "client"},
     ],
     ids=["computer", "shell", "apply-patch", "client-tool-search"],
@@ -251,8 +272,17 @@ def test_their_real_outputs_answer_them() -> None:
     history = [
         user("q"),
         {"type": "shell_call", "call_id": "call_s", "action": {"commands": ["ls"]}, "status": "completed"},
-        {"type": "shell_call_output", "call_id": "call_s", "output": [{"stdout": "a", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
-        {"type": "apply_patch_call", "call_id": "call_p", "operation": {"type": "delete_file", "path": "a"}, "status": "completed"},
+        {
+            "type": "shell_call_output",
+            "call_id": "call_s",
+            "output": [{"stdout": "a", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}],
+        },
+        {
+            "type": "apply_patch_call",
+            "call_id": "call_p",
+            "operation": {"type": "delete_file", "path": "a"},
+            "status": "completed",
+        },
         {"type": "apply_patch_call_output", "call_id": "call_p", "status": "completed"},
         user("ok"),
     ]
@@ -275,7 +305,9 @@ def test_stray_outputs_and_placeholders() -> None:
 
 def test_the_validator_has_teeth() -> None:
     with pytest.raises(ValidationError):
-        OUTPUT_TYPES["local_shell_call_output"].validate_python({"type": "local_shell_call_output", "call_id": "c", "output": "x"})
+        OUTPUT_TYPES["local_shell_call_output"].validate_python(
+            {"type": "local_shell_call_output", "call_id": "c", "output": "x"}
+        )
     with pytest.raises(ValidationError):
         ITEM.validate_python({"type": "message", "role": "user", "content": [{"type": "input_text"}]})
 

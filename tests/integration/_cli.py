@@ -26,5 +26,3 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: bytes | None =
     base = {"GITHUB_ACTIONS": None, "NO_COLOR": None, "FORCE_COLOR": None, "COLUMNS": None, "TTY_COMPATIBLE": None}
     base.update(env or {})
     return CliRunner().invoke(app, list(args), env=base, input=input)
-
-

@@ -14,7 +14,19 @@ from ._cli import run_cli
 
 @pytest.mark.parametrize(
     "name",
-    ["get_weather", "read_file", "list_issues", "search", "web_fetch", "view_image", "browser_text", "Read", "Grep", "WebFetch", "mcp__github__getIssue"],
+    [
+        "get_weather",
+        "read_file",
+        "list_issues",
+        "search",
+        "web_fetch",
+        "view_image",
+        "browser_text",
+        "Read",
+        "Grep",
+        "WebFetch",
+        "mcp__github__getIssue",
+    ],
 )
 def test_read_only_names(name: str) -> None:
     assert tool_kind(name) is ToolKind.READ_ONLY
@@ -22,7 +34,19 @@ def test_read_only_names(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["write_file", "create_issue", "delete_branch", "send_email", "http_post", "exec", "Bash", "shell", "apply_patch", "mcp__github__createIssue", "Edit"],
+    [
+        "write_file",
+        "create_issue",
+        "delete_branch",
+        "send_email",
+        "http_post",
+        "exec",
+        "Bash",
+        "shell",
+        "apply_patch",
+        "mcp__github__createIssue",
+        "Edit",
+    ],
 )
 def test_side_effect_names(name: str) -> None:
     assert tool_kind(name) is ToolKind.SIDE_EFFECTS
@@ -47,7 +71,11 @@ def test_configured_lists_come_first_and_side_effects_win_a_tie() -> None:
 
 def _transcript(tool: str) -> bytes:
     call = {"id": "c1", "type": "function", "function": {"name": tool, "arguments": '{"path":"/etc/app.conf"}'}}
-    lines = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "user", "content": "?"}]
+    lines = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "user", "content": "?"},
+    ]
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 

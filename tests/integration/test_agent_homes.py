@@ -66,21 +66,44 @@ def claude_interrupted(session: str = CLAUDE_SESSION, call_id: str = CLAUDE_CALL
     return _jsonl(
         [
             {"type": "summary", "summary": "Run the tests", "leafUuid": "u2"},
-            {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"messageId": "u1", "trackedFileBackups": {}, "timestamp": "2026-01-23T17:00:05.000Z"}, "isSnapshotUpdate": False},
+            {
+                "type": "file-history-snapshot",
+                "messageId": "u1",
+                "snapshot": {"messageId": "u1", "trackedFileBackups": {}, "timestamp": "2026-01-23T17:00:05.000Z"},
+                "isSnapshotUpdate": False,
+            },
             _claude_line("user", "u1", None, {"role": "user", "content": "run the tests"}, session),
-            _claude_line("assistant", "a1", "u1", _assistant(call_id, "Bash", {"command": "pytest -q"}, "msg_01A"), session, requestId="req_01A"),
+            _claude_line(
+                "assistant",
+                "a1",
+                "u1",
+                _assistant(call_id, "Bash", {"command": "pytest -q"}, "msg_01A"),
+                session,
+                requestId="req_01A",
+            ),
             _claude_line("user", "u2", "a1", {"role": "user", "content": "why did it stop?"}, session),
         ]
     )
 
 
 def claude_clean() -> bytes:
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01CleanCall000000000000", "content": "README.md"}]}
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_01CleanCall000000000000", "content": "README.md"}],
+    }
     return _jsonl(
         [
             _claude_line("user", "c1", None, {"role": "user", "content": "list the files"}, CLAUDE_CLEAN),
-            _claude_line("assistant", "c2", "c1", _assistant("toolu_01CleanCall000000000000", "Bash", {"command": "ls"}, "msg_02A"), CLAUDE_CLEAN),
-            _claude_line("user", "c3", "c2", result, CLAUDE_CLEAN, toolUseResult={"stdout": "README.md"}, sourceToolAssistantUUID="c2"),
+            _claude_line(
+                "assistant",
+                "c2",
+                "c1",
+                _assistant("toolu_01CleanCall000000000000", "Bash", {"command": "ls"}, "msg_02A"),
+                CLAUDE_CLEAN,
+            ),
+            _claude_line(
+                "user", "c3", "c2", result, CLAUDE_CLEAN, toolUseResult={"stdout": "README.md"}, sourceToolAssistantUUID="c2"
+            ),
         ]
     )
 
@@ -98,26 +121,83 @@ def claude_subagent() -> bytes:
 
 def codex_rollout(session: str = CODEX_SESSION, call_id: str | None = CODEX_CALL) -> bytes:
     lines = [
-        {"timestamp": "2025-12-05T11:00:00.000Z", "type": "session_meta", "payload": {"id": session, "timestamp": "2025-12-05T11:00:00.000Z", "cwd": "/home/dev/api", "originator": "codex_cli_rs", "cli_version": "0.77.0", "source": "cli", "model_provider": "openai"}},
-        {"timestamp": "2025-12-05T11:00:01.000Z", "type": "turn_context", "payload": {"cwd": "/home/dev/api", "approval_policy": "on-request", "model": "gpt-5-codex"}},
-        {"timestamp": "2025-12-05T11:00:02.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Delete the build folder"}]}},
+        {
+            "timestamp": "2025-12-05T11:00:00.000Z",
+            "type": "session_meta",
+            "payload": {
+                "id": session,
+                "timestamp": "2025-12-05T11:00:00.000Z",
+                "cwd": "/home/dev/api",
+                "originator": "codex_cli_rs",
+                "cli_version": "0.77.0",
+                "source": "cli",
+                "model_provider": "openai",
+            },
+        },
+        {
+            "timestamp": "2025-12-05T11:00:01.000Z",
+            "type": "turn_context",
+            "payload": {"cwd": "/home/dev/api", "approval_policy": "on-request", "model": "gpt-5-codex"},
+        },
+        {
+            "timestamp": "2025-12-05T11:00:02.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Delete the build folder"}],
+            },
+        },
     ]
     if call_id is not None:
         lines += [
-            {"timestamp": "2025-12-05T11:00:04.000Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": '{"command": ["rm", "-rf", "build"]}', "call_id": call_id}},
-            {"timestamp": "2025-12-05T11:00:06.000Z", "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
+            {
+                "timestamp": "2025-12-05T11:00:04.000Z",
+                "type": "response_item",
+                "payload": {
+                    "type": "function_call",
+                    "name": "shell",
+                    "arguments": '{"command": ["rm", "-rf", "build"]}',
+                    "call_id": call_id,
+                },
+            },
+            {
+                "timestamp": "2025-12-05T11:00:06.000Z",
+                "type": "event_msg",
+                "payload": {"type": "turn_aborted", "reason": "interrupted"},
+            },
         ]
     else:
-        lines.append({"timestamp": "2025-12-05T11:00:04.000Z", "type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}})
+        lines.append(
+            {
+                "timestamp": "2025-12-05T11:00:04.000Z",
+                "type": "response_item",
+                "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]},
+            }
+        )
     return _jsonl(lines)
 
 
 # What the runtimes keep in their homes that is no session.
 BOOKKEEPING = {
-    ".claude/history.jsonl": _jsonl([{"display": "run the tests", "pastedContents": {}, "timestamp": 1769187606000, "project": PROJECT, "sessionId": CLAUDE_SESSION}]),
-    ".claude/jobs/4f2a/timeline.jsonl": _jsonl([{"at": "2026-01-23T17:00:00Z", "state": "working", "detail": "tests", "text": ""}]),
+    ".claude/history.jsonl": _jsonl(
+        [
+            {
+                "display": "run the tests",
+                "pastedContents": {},
+                "timestamp": 1769187606000,
+                "project": PROJECT,
+                "sessionId": CLAUDE_SESSION,
+            }
+        ]
+    ),
+    ".claude/jobs/4f2a/timeline.jsonl": _jsonl(
+        [{"at": "2026-01-23T17:00:00Z", "state": "working", "detail": "tests", "text": ""}]
+    ),
     ".codex/history.jsonl": _jsonl([{"session_id": CODEX_SESSION, "ts": 1764932400, "text": "Delete the build folder"}]),
-    ".codex/session_index.jsonl": _jsonl([{"id": CODEX_SESSION, "thread_name": "Delete build", "updated_at": "2025-12-05T11:00:06Z"}]),
+    ".codex/session_index.jsonl": _jsonl(
+        [{"id": CODEX_SESSION, "thread_name": "Delete build", "updated_at": "2025-12-05T11:00:06Z"}]
+    ),
 }
 # Not named by any default pattern: skipped because it fits no format.
 METRICS = (".claude/statsig/metrics.jsonl", _jsonl([{"metric": "startup_ms", "value": 412, "ts": 1769187606000}]))
@@ -131,7 +211,9 @@ def home(tmp_path: Path, isolated_cwd: Path) -> Path:
         f".claude/projects/-home-dev-shop/{CLAUDE_CLEAN}.jsonl": claude_clean(),
         f".claude/projects/-home-dev-shop/{CLAUDE_SESSION}/subagents/agent-a81f.jsonl": claude_subagent(),
         # Older versions wrote a sub-agent's file beside the sessions.
-        ".claude/projects/-home-dev-shop/agent-b2c4.jsonl": claude_subagent().replace(AGENT_CALL.encode(), OLD_AGENT_CALL.encode()),
+        ".claude/projects/-home-dev-shop/agent-b2c4.jsonl": claude_subagent().replace(
+            AGENT_CALL.encode(), OLD_AGENT_CALL.encode()
+        ),
         f".codex/sessions/2025/12/05/rollout-2025-12-05T11-00-00-{CODEX_SESSION}.jsonl": codex_rollout(),
         f".codex/sessions/2025/12/05/rollout-2025-12-05T12-00-00-{CODEX_CLEAN}.jsonl": codex_rollout(CODEX_CLEAN, None),
         **BOOKKEEPING,
@@ -258,7 +340,11 @@ def test_a_session_id_that_is_no_id_gets_no_resume_command(home: Path) -> None:
     # Anyone can write a rollout: what goes into a command line must look like an id.
     codex_path(home).write_bytes(codex_rollout("x; rm -rf ~", CODEX_CALL))
     env = env_for(home)
-    row = next(r for r in json.loads(run_cli("sessions", "--output-format", "json", env=env).stdout)["sessions"] if r["runtime"] == "codex")
+    row = next(
+        r
+        for r in json.loads(run_cli("sessions", "--output-format", "json", env=env).stdout)["sessions"]
+        if r["runtime"] == "codex"
+    )
     assert row["session_id"] == "x; rm -rf ~" and row["resume_command"] is None
     assert "rm -rf" not in run_cli("sessions", "--color", "never", env=env).stdout.split("resume")[-1]
 
@@ -310,7 +396,13 @@ def test_a_file_named_on_the_command_line_that_fits_no_format_is_still_exit_2(ho
 def test_fix_in_place_by_call_id_repairs_that_session_only(home: Path) -> None:
     before = snapshot(home)
     target = str(claude_path(home).relative_to(home))
-    result = run_cli("fix", "--in-place", "--call-id", CLAUDE_CALL, env=env_for(home, CLAUDE_CONFIG_DIR=str(home / ".claude"), CODEX_HOME=str(home / ".codex")))
+    result = run_cli(
+        "fix",
+        "--in-place",
+        "--call-id",
+        CLAUDE_CALL,
+        env=env_for(home, CLAUDE_CONFIG_DIR=str(home / ".claude"), CODEX_HOME=str(home / ".codex")),
+    )
     assert result.exit_code == 1, result.output
     assert f"call id {CLAUDE_CALL} is in {claude_path(home)}" in result.stderr
     assert f"Claude Code session {CLAUDE_SESSION}" in result.stderr

@@ -69,7 +69,10 @@ def test_per_file_ignores_are_relative_to_the_configuration_that_holds_them(isol
     (proj / "fixtures" / "a.jsonl").write_bytes(BROKEN)
     (proj / "b.jsonl").write_bytes(BROKEN)
     monkeypatch.chdir(isolated_cwd)
-    assert _findings(run_cli("check", "--output-format", "json", "proj")) == {"proj/b.jsonl": ["APX001"], "proj/fixtures/a.jsonl": []}
+    assert _findings(run_cli("check", "--output-format", "json", "proj")) == {
+        "proj/b.jsonl": ["APX001"],
+        "proj/fixtures/a.jsonl": [],
+    }
 
 
 def test_excludes_come_from_the_walked_folders_configuration(isolated_cwd: Path, monkeypatch) -> None:

@@ -57,12 +57,16 @@ def test_command_line_patterns_win_over_the_file_and_add_up(tree: Path) -> None:
     got = checked(run_cli("check", "--output-format", "json", "--exclude", "fixtures", "sessions", "fixtures", "deep"))
     # A folder named on the command line is walked (unless --force-exclude); below it, the name counts.
     assert got == ["fixtures/c.jsonl", "sessions/a.jsonl", "sessions/old/b.jsonl"]
-    forced = run_cli("check", "--output-format", "json", "--force-exclude", "--exclude", "fixtures", "sessions", "fixtures", "deep")
+    forced = run_cli(
+        "check", "--output-format", "json", "--force-exclude", "--exclude", "fixtures", "sessions", "fixtures", "deep"
+    )
     assert checked(forced) == ["sessions/a.jsonl", "sessions/old/b.jsonl"]
     # Comma-separated or repeated, on top of the file's: nothing is left.
     left = run_cli("check", "--extend-exclude", "a.jsonl,d.jsonl", "--extend-exclude", "c.jsonl", ".")
     assert left.exit_code == 0 and "no *.jsonl transcripts found" in left.stderr
-    assert checked(run_cli("check", "--output-format", "json", "--extend-exclude", "a.jsonl,d.jsonl", ".")) == ["fixtures/c.jsonl"]
+    assert checked(run_cli("check", "--output-format", "json", "--extend-exclude", "a.jsonl,d.jsonl", ".")) == [
+        "fixtures/c.jsonl"
+    ]
 
 
 def test_force_exclude_applies_the_patterns_to_named_files(tree: Path) -> None:

@@ -32,7 +32,16 @@ KIMI_ID = "d81f0c3a-52b6-4e97-8c1d-7b3a9e5f2c64"
 
 
 def _qwen(uuid: str, parent: str | None, kind: str, message: dict, **extra) -> dict:
-    line = {"uuid": uuid, "parentUuid": parent, "sessionId": QWEN_ID, "timestamp": "2026-03-14T09:00:01.007Z", "type": kind, "cwd": "/home/dev/shop", "version": "0.21.13", "message": message}
+    line = {
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": QWEN_ID,
+        "timestamp": "2026-03-14T09:00:01.007Z",
+        "type": kind,
+        "cwd": "/home/dev/shop",
+        "version": "0.21.13",
+        "message": message,
+    }
     line.update(extra)
     return line
 
@@ -43,7 +52,16 @@ CASES = {
         f"projects/-home-dev-shop/chats/{QWEN_ID}.jsonl",
         _jsonl(
             _qwen("q1", None, "user", {"role": "user", "parts": [{"text": "Run the tests"}]}),
-            _qwen("q2", "q1", "assistant", {"role": "model", "parts": [{"functionCall": {"id": "call_sh1", "name": "run_shell_command", "args": {"command": "npm test"}}}]}, model="qwen3-coder-plus"),
+            _qwen(
+                "q2",
+                "q1",
+                "assistant",
+                {
+                    "role": "model",
+                    "parts": [{"functionCall": {"id": "call_sh1", "name": "run_shell_command", "args": {"command": "npm test"}}}],
+                },
+                model="qwen3-coder-plus",
+            ),
         ),
         {},
         QWEN_ID,
@@ -56,8 +74,25 @@ CASES = {
         f"sessions/--home-dev-project--/2026-05-12T09-00-00-000Z_{PI_ID}.jsonl",
         _jsonl(
             {"type": "session", "version": 3, "id": PI_ID, "timestamp": "2026-05-12T09:00:00.000Z", "cwd": "/home/dev/project"},
-            {"type": "message", "id": "c2e3f4a5", "parentId": None, "timestamp": "2026-05-12T09:00:03.021Z", "message": {"role": "user", "content": [{"type": "text", "text": "Deploy it"}], "timestamp": 1778576403019}},
-            {"type": "message", "id": "d3f4a5b6", "parentId": "c2e3f4a5", "timestamp": "2026-05-12T09:00:05.035Z", "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "toolu_01", "name": "bash", "arguments": {"command": "make deploy"}}], "stopReason": "toolUse", "timestamp": 1778576405030}},
+            {
+                "type": "message",
+                "id": "c2e3f4a5",
+                "parentId": None,
+                "timestamp": "2026-05-12T09:00:03.021Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "Deploy it"}], "timestamp": 1778576403019},
+            },
+            {
+                "type": "message",
+                "id": "d3f4a5b6",
+                "parentId": "c2e3f4a5",
+                "timestamp": "2026-05-12T09:00:05.035Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "id": "toolu_01", "name": "bash", "arguments": {"command": "make deploy"}}],
+                    "stopReason": "toolUse",
+                    "timestamp": 1778576405030,
+                },
+            },
         ),
         {},
         PI_ID,
@@ -69,10 +104,55 @@ CASES = {
     "copilot-cli": (
         f"session-state/{COPILOT_ID}/events.jsonl",
         _jsonl(
-            {"type": "session.start", "data": {"sessionId": COPILOT_ID, "version": 1, "producer": "copilot-agent", "copilotVersion": "1.0.11", "startTime": "2026-03-26T17:50:00.000Z", "context": {"cwd": "/tmp/project"}, "alreadyInUse": False}, "id": "e01", "timestamp": "2026-03-26T17:50:01.000Z", "parentId": None},
-            {"type": "user.message", "data": {"content": "Run the tests", "transformedContent": "Run the tests", "attachments": [], "interactionId": "int-1"}, "id": "e02", "timestamp": "2026-03-26T17:50:02.000Z", "parentId": "e01"},
-            {"type": "assistant.message", "data": {"messageId": "msg-1", "content": "", "toolRequests": [{"toolCallId": "call_test", "name": "bash", "arguments": {"command": "npm test"}, "type": "function"}], "interactionId": "int-1", "turnId": "0"}, "id": "e03", "timestamp": "2026-03-26T17:50:03.000Z", "parentId": "e02"},
-            {"type": "abort", "data": {"reason": "user initiated"}, "id": "e04", "timestamp": "2026-03-26T17:50:05.000Z", "parentId": "e03"},
+            {
+                "type": "session.start",
+                "data": {
+                    "sessionId": COPILOT_ID,
+                    "version": 1,
+                    "producer": "copilot-agent",
+                    "copilotVersion": "1.0.11",
+                    "startTime": "2026-03-26T17:50:00.000Z",
+                    "context": {"cwd": "/tmp/project"},
+                    "alreadyInUse": False,
+                },
+                "id": "e01",
+                "timestamp": "2026-03-26T17:50:01.000Z",
+                "parentId": None,
+            },
+            {
+                "type": "user.message",
+                "data": {
+                    "content": "Run the tests",
+                    "transformedContent": "Run the tests",
+                    "attachments": [],
+                    "interactionId": "int-1",
+                },
+                "id": "e02",
+                "timestamp": "2026-03-26T17:50:02.000Z",
+                "parentId": "e01",
+            },
+            {
+                "type": "assistant.message",
+                "data": {
+                    "messageId": "msg-1",
+                    "content": "",
+                    "toolRequests": [
+                        {"toolCallId": "call_test", "name": "bash", "arguments": {"command": "npm test"}, "type": "function"}
+                    ],
+                    "interactionId": "int-1",
+                    "turnId": "0",
+                },
+                "id": "e03",
+                "timestamp": "2026-03-26T17:50:03.000Z",
+                "parentId": "e02",
+            },
+            {
+                "type": "abort",
+                "data": {"reason": "user initiated"},
+                "id": "e04",
+                "timestamp": "2026-03-26T17:50:05.000Z",
+                "parentId": "e03",
+            },
         ),
         {},
         COPILOT_ID,
@@ -84,9 +164,30 @@ CASES = {
     "gemini-cli": (
         "tmp/shop/chats/session-2026-04-29T21-39-37b7abef.jsonl",
         _jsonl(
-            {"sessionId": GEMINI_ID, "projectHash": "0b7dfb1274ee51b336813b17f2ddab1f56b6591f723e7314126bbd502c69e9c9", "startTime": "2026-04-29T21:39:22.319Z", "lastUpdated": "2026-04-29T21:39:22.319Z", "kind": "main"},
+            {
+                "sessionId": GEMINI_ID,
+                "projectHash": "0b7dfb1274ee51b336813b17f2ddab1f56b6591f723e7314126bbd502c69e9c9",
+                "startTime": "2026-04-29T21:39:22.319Z",
+                "lastUpdated": "2026-04-29T21:39:22.319Z",
+                "kind": "main",
+            },
             {"id": "g-user-1", "timestamp": "2026-04-29T21:39:33.155Z", "type": "user", "content": [{"text": "Delete tmp/."}]},
-            {"id": "g-assistant-1", "timestamp": "2026-04-29T21:39:35.125Z", "type": "gemini", "content": "", "model": "gemini-3-flash-preview", "toolCalls": [{"id": "run_shell_command_rm", "name": "run_shell_command", "args": {"command": "rm -rf tmp"}, "status": "executing", "timestamp": "2026-04-29T21:39:35.364Z"}]},
+            {
+                "id": "g-assistant-1",
+                "timestamp": "2026-04-29T21:39:35.125Z",
+                "type": "gemini",
+                "content": "",
+                "model": "gemini-3-flash-preview",
+                "toolCalls": [
+                    {
+                        "id": "run_shell_command_rm",
+                        "name": "run_shell_command",
+                        "args": {"command": "rm -rf tmp"},
+                        "status": "executing",
+                        "timestamp": "2026-04-29T21:39:35.364Z",
+                    }
+                ],
+            },
         ),
         # Gemini CLI writes the project folder of tmp/<project>/ beside its chats.
         {"tmp/shop/.project_root": b"/home/dev/shop\n"},
@@ -99,9 +200,32 @@ CASES = {
     "factory-droid": (
         "sessions/-home-dev-shop/4f1d7a2c-0b3e-4c59-9a61-7e2d5c8b1f30.jsonl",
         _jsonl(
-            {"type": "session_start", "id": DROID_ID, "title": "Deploy", "cwd": "/home/dev/shop", "owner": "dev", "sessionTitle": "Deploy", "version": "0.81.0"},
-            {"type": "message", "id": "m1", "parentId": DROID_ID, "timestamp": "2025-12-26T23:50:00.000Z", "message": {"role": "user", "content": [{"type": "text", "text": "Deploy it"}]}},
-            {"type": "message", "id": "m2", "parentId": "m1", "timestamp": "2025-12-26T23:50:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_deploy", "name": "Execute", "input": {"command": "make deploy"}}]}},
+            {
+                "type": "session_start",
+                "id": DROID_ID,
+                "title": "Deploy",
+                "cwd": "/home/dev/shop",
+                "owner": "dev",
+                "sessionTitle": "Deploy",
+                "version": "0.81.0",
+            },
+            {
+                "type": "message",
+                "id": "m1",
+                "parentId": DROID_ID,
+                "timestamp": "2025-12-26T23:50:00.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "Deploy it"}]},
+            },
+            {
+                "type": "message",
+                "id": "m2",
+                "parentId": "m1",
+                "timestamp": "2025-12-26T23:50:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "tu_deploy", "name": "Execute", "input": {"command": "make deploy"}}],
+                },
+            },
         ),
         {},
         DROID_ID,
@@ -115,7 +239,11 @@ CASES = {
         _jsonl(
             {"type": "system", "content": "You are Grok."},
             {"type": "user", "content": [{"type": "text", "text": "Run the tests"}], "prompt_index": 0},
-            {"type": "assistant", "content": "Running them.", "tool_calls": [{"id": "call-grok-1", "name": "run_terminal_cmd", "arguments": "{\"command\":\"npm test\"}"}]},
+            {
+                "type": "assistant",
+                "content": "Running them.",
+                "tool_calls": [{"id": "call-grok-1", "name": "run_terminal_cmd", "arguments": '{"command":"npm test"}'}],
+            },
         ),
         # The display log beside it is no session.
         {f"sessions/%2Fhome%2Fdev%2Fshop/{GROK_ID}/updates.jsonl": _jsonl({"type": "turn_completed"})},
@@ -129,9 +257,31 @@ CASES = {
         f"sessions/0b7dfb1274ee/{KIMI_ID}/agents/main/wire.jsonl",
         _jsonl(
             {"type": "metadata", "protocol_version": "1.4", "created_at": 1781363635367, "app_version": "0.14.2"},
-            {"type": "turn.prompt", "input": [{"type": "text", "text": "Update src/index.ts"}], "origin": {"kind": "user"}, "time": 1781368649424},
-            {"type": "context.append_loop_event", "event": {"type": "step.begin", "uuid": "step-001", "turnId": "0", "step": 1}, "time": 1781368649424},
-            {"type": "context.append_loop_event", "event": {"type": "tool.call", "uuid": "call-001", "stepUuid": "step-001", "turnId": "0", "step": 1, "toolCallId": "tool_write_001", "name": "Write", "args": {"path": "src/index.ts"}}, "time": 1781368649425},
+            {
+                "type": "turn.prompt",
+                "input": [{"type": "text", "text": "Update src/index.ts"}],
+                "origin": {"kind": "user"},
+                "time": 1781368649424,
+            },
+            {
+                "type": "context.append_loop_event",
+                "event": {"type": "step.begin", "uuid": "step-001", "turnId": "0", "step": 1},
+                "time": 1781368649424,
+            },
+            {
+                "type": "context.append_loop_event",
+                "event": {
+                    "type": "tool.call",
+                    "uuid": "call-001",
+                    "stepUuid": "step-001",
+                    "turnId": "0",
+                    "step": 1,
+                    "toolCallId": "tool_write_001",
+                    "name": "Write",
+                    "args": {"path": "src/index.ts"},
+                },
+                "time": 1781368649425,
+            },
         ),
         {},
         KIMI_ID,

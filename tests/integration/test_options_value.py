@@ -24,7 +24,9 @@ CONFIGURED = parse(
 
 
 def test_a_flag_given_beats_the_configuration() -> None:
-    flags = Flags(marker="from the flag", drop_orphans=False, ignore="APX104", output_format="concise", per_file_ignores=("x/*:APX002",))
+    flags = Flags(
+        marker="from the flag", drop_orphans=False, ignore="APX104", output_format="concise", per_file_ignores=("x/*:APX002",)
+    )
     options = build(flags, CONFIGURED, environ={})
     assert options.marker == "from the flag"
     assert options.drop_orphans is False

@@ -105,7 +105,7 @@ HOSTILE_NAME = "ev,il::%0A.jsonl"
 
 def _hostile(folder: Path) -> Path:
     path = folder / HOSTILE_NAME
-    call = {"id": HOSTILE_ID, "type": "function", "function": {"name": HOSTILE_TOOL, "arguments": "{\"q\":\"::error::%\"}"}}
+    call = {"id": HOSTILE_ID, "type": "function", "function": {"name": HOSTILE_TOOL, "arguments": '{"q":"::error::%"}'}}
     lines = [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [call]},
@@ -184,7 +184,9 @@ def test_a_report_document_is_the_same_text_on_a_byte_stream_and_on_a_text_only_
     from apx_doctor.model import Finding, FileReport
     from apx_doctor.reporters import RenderContext, render
 
-    report = FileReport("s.jsonl", "chat", findings=[Finding("APX001", 2, "tool call 'c' has no result: é 漢 😀\u0085", call_id="c")])
+    report = FileReport(
+        "s.jsonl", "chat", findings=[Finding("APX001", 2, "tool call 'c' has no result: é 漢 😀\u0085", call_id="c")]
+    )
     text_only = io.StringIO()
     render(fmt, [report], RenderContext("check", "check", text_only, io.StringIO(), quiet=True))
     raw = io.BytesIO()

@@ -132,8 +132,7 @@ def test_try_repo_passes_clean_files_then_fails_and_fixes_broken_ones(hook_repo:
     repaired = (user / "broken.jsonl").read_bytes()
     assert repaired == BROKEN.replace(
         b'{"role":"user","content":"and?"}',
-        b'{"role":"tool","tool_call_id":"c1","content":"not run: the turn was interrupted"}\n'
-        b'{"role":"user","content":"and?"}',
+        b'{"role":"tool","tool_call_id":"c1","content":"not run: the turn was interrupted"}\n{"role":"user","content":"and?"}',
     )
     assert (user / "clean.jsonl").read_bytes() == CLEAN
 

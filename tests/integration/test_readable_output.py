@@ -47,7 +47,12 @@ def test_at_80_columns_json_is_folded_between_tokens(isolated_cwd: Path) -> None
     out = run_cli("fix", "a.jsonl", env={"COLUMNS": "80"}).stdout
     record = '{"role": "tool", "tool_call_id": "c1", "content": "not run: the turn was interrupted"}'
     tokens = set(record.split())
-    words = [w for line in out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if "Record" in l)) + 2 :] for w in line.split() if '"' in w]
+    words = [
+        w
+        for line in out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if "Record" in l)) + 2 :]
+        for w in line.split()
+        if '"' in w
+    ]
     assert words
     # Every piece of JSON on screen is a whole token, or a token's start cut with an ellipsis.
     for word in words:

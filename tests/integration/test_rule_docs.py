@@ -44,9 +44,7 @@ def test_rule_usage_errors() -> None:
 def test_readme_table_is_the_generated_one() -> None:
     match = TABLE.search((ROOT / "README.md").read_text())
     assert match, "the README lost its rules-table markers"
-    assert match.group(1) == markdown_table(), (
-        "README table is stale: replace it with `python -m apx_doctor.rules --markdown`"
-    )
+    assert match.group(1) == markdown_table(), "README table is stale: replace it with `python -m apx_doctor.rules --markdown`"
 
 
 def test_generator_runs_as_a_module() -> None:

@@ -44,7 +44,10 @@ def _cut_turn() -> list[ModelMessage]:
     return [
         ModelRequest(parts=[UserPromptPart("check the deploy dashboard")]),
         ModelResponse(
-            parts=[ToolCallPart("read_dashboard", {"url": "x"}, tool_call_id="call_a"), ToolCallPart("notify", {}, tool_call_id="call_b")],
+            parts=[
+                ToolCallPart("read_dashboard", {"url": "x"}, tool_call_id="call_a"),
+                ToolCallPart("notify", {}, tool_call_id="call_b"),
+            ],
             timestamp=STAMP,
         ),
         ModelRequest(parts=[ToolReturnPart("notify", "sent", tool_call_id="call_b")]),

@@ -44,7 +44,9 @@ def _where(findings: list) -> list:
 
 
 def _chat_call(call_id: str) -> ChatCompletionMessageFunctionToolCall:
-    return ChatCompletionMessageFunctionToolCall(id=call_id, type="function", function=Function(name="get_weather", arguments="{}"))
+    return ChatCompletionMessageFunctionToolCall(
+        id=call_id, type="function", function=Function(name="get_weather", arguments="{}")
+    )
 
 
 def _kept(result: Any, originals: list) -> None:
@@ -102,7 +104,10 @@ def test_anthropic_objects_give_the_dict_forms_findings_and_a_list_the_sdk_accep
     _kept(result, history)
     (inserted,) = result.inserted
     assert inserted.index == 3
-    assert inserted.record == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": DEFAULT_MARKER}]}
+    assert inserted.record == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": DEFAULT_MARKER}],
+    }
     assert _drain(ANTHROPIC.validate_python(_as_sent(result.messages)))
     assert history == snapshot  # nothing of the caller's was changed
     assert check_messages(result.messages) == []
@@ -143,7 +148,9 @@ def test_openai_chat_completion_messages() -> None:
 
 
 def test_openai_responses_items() -> None:
-    call = ResponseFunctionToolCall(type="function_call", call_id="call_1", name="get_weather", arguments="{}", id="fc_1", status="completed")
+    call = ResponseFunctionToolCall(
+        type="function_call", call_id="call_1", name="get_weather", arguments="{}", id="fc_1", status="completed"
+    )
     history: list[Any] = [{"role": "user", "content": "weather?"}, call, {"role": "user", "content": "never mind"}]
     dicts = [history[0], call.model_dump(exclude_none=True), history[2]]
     result = repair_messages(history)
@@ -178,10 +185,14 @@ def test_langchain_messages_read_as_their_chat_form_and_get_a_tool_message() -> 
         {"role": "tool", "tool_call_id": "call_1", "content": "late"},
     ]  # fmt: skip
     result = repair_messages(history)
-    assert _where(result.findings) == _where(check_messages(chat)) == [
-        ("APX001", 3, 2, "call_1", "get_weather"),
-        ("APX004", 6, 5, "call_1", None),
-    ]
+    assert (
+        _where(result.findings)
+        == _where(check_messages(chat))
+        == [
+            ("APX001", 3, 2, "call_1", "get_weather"),
+            ("APX004", 6, 5, "call_1", None),
+        ]
+    )
     _kept(result, history)
     (inserted,) = result.inserted
     record = result.messages[4]
@@ -190,7 +201,9 @@ def test_langchain_messages_read_as_their_chat_form_and_get_a_tool_message() -> 
     assert [m.model_dump() for m in history] == before
     assert [type(m) for m in repair_messages(history, drop_orphans=True).messages][-1] is HumanMessage
     # An invalid tool call (arguments cut mid-stream) is a call that needs its answer too.
-    broken = AIMessage("", invalid_tool_calls=[{"id": "call_3", "name": "f", "args": "{", "error": None, "type": "invalid_tool_call"}])
+    broken = AIMessage(
+        "", invalid_tool_calls=[{"id": "call_3", "name": "f", "args": "{", "error": None, "type": "invalid_tool_call"}]
+    )
     assert [f.call_id for f in check_messages([HumanMessage("go"), broken, HumanMessage("?")])] == ["call_3"]
 
 
@@ -224,7 +237,12 @@ def test_pydantic_ai_messages_match_their_anthropic_form_and_get_a_tool_return_p
     assert isinstance(record, ModelRequest) and inserted.record is record
     (part,) = record.parts
     assert isinstance(part, ToolReturnPart)
-    assert (part.tool_call_id, part.tool_name, part.content, part.outcome) == ("toolu_1", "get_weather", DEFAULT_MARKER, "interrupted")
+    assert (part.tool_call_id, part.tool_name, part.content, part.outcome) == (
+        "toolu_1",
+        "get_weather",
+        DEFAULT_MARKER,
+        "interrupted",
+    )
     assert [repr(m) for m in history] == before
     again = repair_messages(result.messages)
     assert not again.changed and again.findings == []

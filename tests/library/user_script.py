@@ -29,7 +29,11 @@ from apx_doctor.integrations.pydantic_ai import close_interrupted_calls, history
 
 HISTORY: list[dict[str, Any]] = [
     {"role": "user", "content": "check the dashboard"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    },
     {"role": "user", "content": "what did it find?"},
 ]
 
@@ -54,7 +58,9 @@ def report(fmt: Format = "auto") -> int:
 
 
 def hooks() -> None:
-    agent = create_agent(FakeListChatModel(responses=["done"]), tools=[], middleware=[InterruptedToolCallsMiddleware(drop_orphans=True)])
+    agent = create_agent(
+        FakeListChatModel(responses=["done"]), tools=[], middleware=[InterruptedToolCallsMiddleware(drop_orphans=True)]
+    )
     Agent("test", capabilities=[ProcessHistory(close_interrupted_calls)])
     Agent("test", capabilities=[ProcessHistory(history_processor(marker="no result"))])
     RunConfig(call_model_input_filter=agents_filter)

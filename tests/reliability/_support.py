@@ -287,7 +287,5 @@ def assert_nothing_lost(original: bytes, output: bytes, edits: list[dict], rejec
         f"{extra} output lines are not input lines, but the report lists {inserts} inserts "
         f"and {len(touched)} rewritten or removed lines"
     )
-    expected_rejected = b"".join(
-        lines[n - 1] if lines[n - 1].endswith(b"\n") else lines[n - 1] + b"\n" for n in salvaged
-    )
+    expected_rejected = b"".join(lines[n - 1] if lines[n - 1].endswith(b"\n") else lines[n - 1] + b"\n" for n in salvaged)
     assert rejected == expected_rejected, "the sidecar does not hold exactly the salvaged lines"

@@ -339,9 +339,7 @@ def test_a_path_that_does_not_exist_is_exit_2_naming_it(tmp_path: Path) -> None:
 
 def _bash(command: str, tmp_path: Path) -> subprocess.CompletedProcess:
     doctor = Path(sys.executable).parent / "apx-doctor"
-    return subprocess.run(
-        ["bash", "-c", command.replace("DOCTOR", str(doctor))], capture_output=True, cwd=tmp_path, timeout=60
-    )
+    return subprocess.run(["bash", "-c", command.replace("DOCTOR", str(doctor))], capture_output=True, cwd=tmp_path, timeout=60)
 
 
 def test_check_reads_a_process_substitution_pipe(tmp_path: Path) -> None:

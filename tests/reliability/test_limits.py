@@ -23,7 +23,9 @@ from ._support import run_cli
 from .test_crash_safe_writes import ROOT
 
 USER = b'{"role":"user","content":"hi"}\n'
-CALL = b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}\n'
+CALL = (
+    b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}\n'
+)
 
 
 def _deep(depth: int) -> bytes:
@@ -57,7 +59,11 @@ def test_show_and_fix_take_deep_lines(tmp_path: Path, depth: int) -> None:
     shown = run_cli("show", str(path))
     assert shown.exit_code in (0, 1, 2) and "Traceback" not in shown.output
     fixed = run_cli("fix", "--output", str(tmp_path / "out.jsonl"), str(path))
-    assert fixed.exit_code in (1, 2) and "bug worth reporting" not in fixed.output and "apx-doctor: internal error" not in fixed.output
+    assert (
+        fixed.exit_code in (1, 2)
+        and "bug worth reporting" not in fixed.output
+        and "apx-doctor: internal error" not in fixed.output
+    )
     assert fixed.exit_code == 1
     # Repaired when the parser takes the line (its own object is a level); else APX101, nothing written.
     assert (tmp_path / "out.jsonl").exists() == (depth + 1 <= jsonl.MAX_DEPTH)
@@ -83,15 +89,19 @@ def test_an_endless_line_on_standard_input_is_an_error(monkeypatch: pytest.Monke
 
 
 def test_a_real_run_on_dev_zero_exits_2_naming_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "apx_doctor", "check", "/dev/zero"], capture_output=True, cwd=ROOT, timeout=300
-    )
+    done = subprocess.run([sys.executable, "-m", "apx_doctor", "check", "/dev/zero"], capture_output=True, cwd=ROOT, timeout=300)
     assert done.returncode == 2 and b"/dev/zero" in done.stderr and b"Traceback" not in done.stderr
 
 
 def _cc(uuid: str, parent: str | None, kind: str, content) -> bytes:
-    line = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "isSidechain": False,
-            "message": {"role": kind, "content": content}}
+    line = {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "isSidechain": False,
+        "message": {"role": kind, "content": content},
+    }
     return orjson.dumps(line) + b"\n"
 
 

@@ -61,9 +61,7 @@ def _touch(path: Path) -> None:
 
 
 @pytest.mark.parametrize("change", [_append, _rewrite_same_size, _replace_with_copy, _touch], ids=lambda f: f.__name__[1:])
-def test_fix_in_place_refuses_a_file_that_changed_after_its_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change
-) -> None:
+def test_fix_in_place_refuses_a_file_that_changed_after_its_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change) -> None:
     path = tmp_path / "live.jsonl"
     path.write_bytes(broken_transcript(1 << 20))
     _after_the_read(monkeypatch, lambda: change(path))

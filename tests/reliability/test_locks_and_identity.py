@@ -40,7 +40,9 @@ def _hook(monkeypatch: pytest.MonkeyPatch, react) -> None:
 # --- two runs on one file ----------------------------------------------------
 
 
-def test_a_second_salvage_run_waits_for_the_first_and_salvages_nothing_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_second_salvage_run_waits_for_the_first_and_salvages_nothing_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Run B starts while run A, about to commit, holds the lock; B waits, then finds the file repaired."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(OLD)
@@ -71,7 +73,9 @@ def test_a_second_salvage_run_waits_for_the_first_and_salvages_nothing_twice(tmp
     assert _sidecar(path).read_bytes() == b"".join(BAD), "each unparseable line is in the sidecar exactly once"
 
 
-def test_when_the_first_run_fails_the_waiting_one_salvages_the_lines_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_when_the_first_run_fails_the_waiting_one_salvages_the_lines_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A fails after its sidecar append: it takes back its own lines, under its lock; B then salvages them once."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(OLD)
@@ -129,7 +133,9 @@ def test_a_sidecar_another_run_holds_is_busy_and_nothing_is_written(tmp_path: Pa
     assert path.read_bytes() == OLD and _sidecar(path).read_bytes() == b"theirs\n"
 
 
-def test_a_folder_with_a_symlink_to_a_file_in_it_repairs_and_salvages_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_with_a_symlink_to_a_file_in_it_repairs_and_salvages_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "sessions"
     folder.mkdir()
     (folder / "a.jsonl").write_bytes(OLD)
@@ -297,7 +303,11 @@ def test_output_into_a_device_streams_into_it_and_never_replaces_it(tmp_path: Pa
     result = run_cli("fix", "--output", "/dev/null", str(source))
     assert result.exit_code == 1, result.output
     after = os.stat("/dev/null")
-    assert os.path.exists("/dev/null") and (after.st_ino, after.st_rdev, after.st_mode) == (before.st_ino, before.st_rdev, before.st_mode)
+    assert os.path.exists("/dev/null") and (after.st_ino, after.st_rdev, after.st_mode) == (
+        before.st_ino,
+        before.st_rdev,
+        before.st_mode,
+    )
     assert not [n for n in os.listdir("/dev") if files.TEMP_TAG in n]
 
 

@@ -148,7 +148,9 @@ def test_the_command_of_a_writer_is_shown_inert(session: Path, tmp_path: Path) -
     script.write_text(HOLDER)
     link = tmp_path / "evil\x1b]0;owned\x07.py"
     os.symlink(script, link)
-    process = subprocess.Popen([sys.executable, str(link), str(session), "a"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(link), str(session), "a"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout.readline().strip() == "open"
         result = run_cli("fix", "--in-place", str(session))

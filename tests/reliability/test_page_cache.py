@@ -113,6 +113,7 @@ def test_a_system_that_refuses_the_hint_still_gets_its_repair(
 
 # --- the unchanged prefix of an in-place repair -----------------------------------
 
+
 def _cut_last_turn() -> bytes:
     """A long sound session whose last turn was cut: the prefix is almost the whole file."""
     data = broken_transcript(2 << 20)

@@ -97,7 +97,9 @@ PEAK = (
 
 
 def _peak(*args: str) -> tuple[int, int]:
-    out = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "apx_doctor", *args], capture_output=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK, sys.executable, "-m", "apx_doctor", *args], capture_output=True, check=True, cwd=ROOT
+    )
     code, peak = out.stdout.split()
     return int(code), int(peak)
 

@@ -25,7 +25,9 @@ def test_sarif_names_a_file_whose_name_is_not_utf8(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(tmp_path)
     result = run_cli("check", "--output-format", "sarif", name)
     assert result.exit_code == 1, result.output
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(result.stdout)["runs"][0]["results"]}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(result.stdout)["runs"][0]["results"]
+    }
     assert uris == {"caf%E9.jsonl"}
 
 

@@ -38,7 +38,11 @@ def _call(call_id: str, name: str, arguments: str) -> dict:
 def hostile_transcript() -> bytes:
     lines = [
         {"role": "user", "content": f"please {SECRET} {HOSTILE}"},
-        {"role": "assistant", "content": HOSTILE, "tool_calls": [_call("c1" + HOSTILE, MARKUP + HOSTILE, json.dumps({"q": HOSTILE + SECRET}))]},
+        {
+            "role": "assistant",
+            "content": HOSTILE,
+            "tool_calls": [_call("c1" + HOSTILE, MARKUP + HOSTILE, json.dumps({"q": HOSTILE + SECRET}))],
+        },
         {"role": "tool", "tool_call_id": "ghost" + HOSTILE, "content": SECRET},
         {"role": "assistant", "tool_calls": [_call(LONG, LONG, json.dumps({"x": LONG}))]},
         {"role": HOSTILE, "content": SECRET},
@@ -106,7 +110,7 @@ def test_unreadable_line_messages_quote_nothing(tmp_path: Path) -> None:
     path.write_bytes(
         b'{"role":"user","content":"' + SECRET.encode() + b'"\n'
         b'{"role":"user","content":"' + SECRET.encode() + b'\xff"}\n'
-        b'[' * 5000 + SECRET.encode() + b"\n"
+        b"[" * 5000 + SECRET.encode() + b"\n"
     )
     for fmt in OUTPUT_FORMATS:
         for command in (["check"], ["fix", "--salvage"], ["fix", "--output", str(tmp_path / "o.jsonl")]):

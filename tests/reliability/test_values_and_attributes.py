@@ -55,7 +55,9 @@ def test_a_number_a_rewrite_would_change_is_refused_and_nothing_written(tmp_path
     assert b"Infinity" not in result.output.encode()
 
 
-@pytest.mark.parametrize("number", [b"12345678901234567890", b"-9223372036854775808", b"1.5", b"0.1", b"-0.0", b"1e-300", b"2.5E+10"])
+@pytest.mark.parametrize(
+    "number", [b"12345678901234567890", b"-9223372036854775808", b"1.5", b"0.1", b"-0.0", b"1e-300", b"2.5E+10"]
+)
 def test_a_number_that_round_trips_comes_back_with_its_value(tmp_path: Path, number: bytes) -> None:
     result, out = _fix(tmp_path, ROW.replace(b"NUM", number))
     assert result.exit_code == 1, result.output

@@ -17,9 +17,7 @@ def _turn(draw, turn: int) -> list[dict]:
         ids = [f"call_{turn}_{step}_{i}" for i in range(draw(st.integers(0, 3)))]
         if draw(st.booleans()) and ids:
             ids.append(ids[0])  # a reused id now and then
-        calls = [
-            {"id": i, "type": "function", "function": {"name": draw(_NAMES), "arguments": "{}"}} for i in ids
-        ]
+        calls = [{"id": i, "type": "function", "function": {"name": draw(_NAMES), "arguments": "{}"}} for i in ids]
         message: dict = {"role": "assistant", "content": draw(st.one_of(st.none(), _TEXT))}
         if calls:
             message["tool_calls"] = calls

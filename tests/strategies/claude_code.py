@@ -32,7 +32,13 @@ def stamp(n: int) -> str:
 
 
 def prompt(uuid: str, parent: str | None, text: Any, agent: str | None = None, n: int = 0) -> dict:
-    return {**_head(parent, agent), "type": "user", "message": {"role": "user", "content": text}, "uuid": uuid, "timestamp": stamp(n)}
+    return {
+        **_head(parent, agent),
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "uuid": uuid,
+        "timestamp": stamp(n),
+    }
 
 
 def assistant(uuid: str, parent: str | None, reply: str, block: dict, agent: str | None = None, n: int = 0) -> dict:
@@ -53,7 +59,9 @@ def tool_use(call_id: str, name: str = "Bash") -> dict:
     return {"type": "tool_use", "id": call_id, "name": name, "input": {"command": "ls"}}
 
 
-def result(uuid: str, parent: str | None, call_id: str, text: str, source: str | None = None, agent: str | None = None, n: int = 0) -> dict:
+def result(
+    uuid: str, parent: str | None, call_id: str, text: str, source: str | None = None, agent: str | None = None, n: int = 0
+) -> dict:
     block = {"tool_use_id": call_id, "type": "tool_result", "content": text, "is_error": False}
     line = {
         **_head(parent, agent),
@@ -70,11 +78,29 @@ def result(uuid: str, parent: str | None, call_id: str, text: str, source: str |
 
 def progress(uuid: str, parent: str | None, call_id: str, agent: str | None = None, n: int = 0) -> dict:
     data = {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Bash", "command": "true"}
-    return {**_head(parent, agent), "type": "progress", "data": data, "parentToolUseID": call_id, "toolUseID": call_id, "timestamp": stamp(n), "uuid": uuid}
+    return {
+        **_head(parent, agent),
+        "type": "progress",
+        "data": data,
+        "parentToolUseID": call_id,
+        "toolUseID": call_id,
+        "timestamp": stamp(n),
+        "uuid": uuid,
+    }
 
 
 def system(uuid: str, parent: str | None, subtype: str, agent: str | None = None, n: int = 0, **extra: Any) -> dict:
-    return {**_head(parent, agent), "type": "system", "subtype": subtype, "content": "", "isMeta": False, "timestamp": stamp(n), "uuid": uuid, "level": "info", **extra}
+    return {
+        **_head(parent, agent),
+        "type": "system",
+        "subtype": subtype,
+        "content": "",
+        "isMeta": False,
+        "timestamp": stamp(n),
+        "uuid": uuid,
+        "level": "info",
+        **extra,
+    }
 
 
 _TEXT = st.text(max_size=12)

@@ -82,10 +82,7 @@ def histories(draw) -> list:
     for turn in range(draw(st.integers(0, 4))):
         body += draw(_turn(turn))
     step = timedelta(milliseconds=draw(st.sampled_from([0, 1, 1000])))
-    return [
-        {"timestamp": _stamp(_START + step * i), "type": kind, "payload": payload}
-        for i, (kind, payload) in enumerate(body)
-    ]
+    return [{"timestamp": _stamp(_START + step * i), "type": kind, "payload": payload} for i, (kind, payload) in enumerate(body)]
 
 
 def _stamp(moment: datetime) -> str:

@@ -42,8 +42,15 @@ class Chain:
     def start(self) -> dict:
         return self.event(
             "session.start",
-            {"sessionId": SESSION, "version": 1, "producer": "copilot-agent", "copilotVersion": "1.0.11",
-             "startTime": "2026-03-26T17:00:00.000Z", "context": {"cwd": "/tmp/project"}, "alreadyInUse": False},
+            {
+                "sessionId": SESSION,
+                "version": 1,
+                "producer": "copilot-agent",
+                "copilotVersion": "1.0.11",
+                "startTime": "2026-03-26T17:00:00.000Z",
+                "context": {"cwd": "/tmp/project"},
+                "alreadyInUse": False,
+            },
         )
 
     def user(self, text: str, **extra: Any) -> dict:
@@ -126,7 +133,10 @@ def _turn(draw, chain: Chain, turn: int) -> None:
 
 
 def _subagent(draw, chain: Chain, parent_call: str) -> None:
-    chain.event("subagent.started", {"toolCallId": parent_call, "agentName": "explore", "agentDisplayName": "Explore", "agentDescription": "x"})
+    chain.event(
+        "subagent.started",
+        {"toolCallId": parent_call, "agentName": "explore", "agentDisplayName": "Explore", "agentDescription": "x"},
+    )
     calls = [f"{parent_call}_sub_{i}" for i in range(draw(st.integers(0, 2)))]
     chain.reply(f"sub-{parent_call}", calls, parent_call=parent_call)
     for call_id in calls:

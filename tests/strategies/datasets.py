@@ -35,7 +35,10 @@ def _messages(draw, row: int) -> list[dict]:
     if draw(st.booleans()):
         # The training target: a final call with no result, as fine-tuning data has it.
         messages.append(
-            {"role": "assistant", "tool_calls": [{"id": "call_id", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "call_id", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
+            }
         )
     return messages
 

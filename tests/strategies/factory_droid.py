@@ -30,11 +30,25 @@ def stamp(n: int) -> str:
 
 
 def session_start(session: str = SESSION) -> dict:
-    return {"type": "session_start", "id": session, "title": "Fix the login", "sessionTitle": "Fix the login", "owner": "dev", "version": 2, "cwd": "/home/dev/app"}
+    return {
+        "type": "session_start",
+        "id": session,
+        "title": "Fix the login",
+        "sessionTitle": "Fix the login",
+        "owner": "dev",
+        "version": 2,
+        "cwd": "/home/dev/app",
+    }
 
 
 def message(entry_id: str, parent: str | None, role: str, content: list, n: int = 0) -> dict:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp(n), "message": {"role": role, "content": content}}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": stamp(n),
+        "message": {"role": role, "content": content},
+    }
 
 
 def text(value: str) -> dict:
@@ -110,7 +124,13 @@ def _store(draw) -> list:
         for step in range(draw(st.integers(1, 3))):
             draw(_store_reply(s, f"{turn}{step}"))
         if draw(st.integers(0, 6)) == 0:
-            s.other("compaction_state", summaryText="earlier work", summaryTokens=3, anchorMessage={"id": s.last, "index": s.count}, removedCount=1)
+            s.other(
+                "compaction_state",
+                summaryText="earlier work",
+                summaryTokens=3,
+                anchorMessage={"id": s.last, "index": s.count},
+                removedCount=1,
+            )
     return s.lines
 
 
@@ -124,7 +144,17 @@ def _stream(draw) -> list:
         calls = [f"call_{run}_{i}" for i in range(draw(st.integers(0, 3)))]
         for call_id in calls:
             n += 1
-            lines.append(event("tool_call", n, id=call_id, messageId=f"u{run}", toolId="Execute", toolName="Execute", parameters={"command": "ls"}))
+            lines.append(
+                event(
+                    "tool_call",
+                    n,
+                    id=call_id,
+                    messageId=f"u{run}",
+                    toolId="Execute",
+                    toolName="Execute",
+                    parameters={"command": "ls"},
+                )
+            )
         answered = draw(st.permutations(calls))
         for call_id in answered[: draw(st.integers(0, len(answered)))]:
             n += 1

@@ -46,12 +46,21 @@ def result(call_id: str, content: str) -> dict:
 
 
 def reasoning(n: int) -> dict:
-    return {"type": "reasoning", "id": f"rs_{n}", "summary": [{"type": "summary_text", "text": "thinking"}], "encrypted_content": "<opaque>", "status": "completed"}
+    return {
+        "type": "reasoning",
+        "id": f"rs_{n}",
+        "summary": [{"type": "summary_text", "text": "thinking"}],
+        "encrypted_content": "<opaque>",
+        "status": "completed",
+    }
 
 
 def backend_call(n: int) -> dict:
     action = {"type": "search", "query": "python", "sources": []}
-    return {"type": "backend_tool_call", "kind": {"tool_type": "web_search", "action": action, "id": f"ws_{n}", "status": "completed"}}
+    return {
+        "type": "backend_tool_call",
+        "kind": {"tool_type": "web_search", "action": action, "id": f"ws_{n}", "status": "completed"},
+    }
 
 
 _CANCELLED = "Tool execution was cancelled by the user (tool `run_terminal_cmd` was not executed)."
@@ -60,8 +69,13 @@ _CANCELLED = "Tool execution was cancelled by the user (tool `run_terminal_cmd` 
 @st.composite
 def _turn(draw, turn: int) -> list[dict]:
     synthetic = draw(st.integers(0, 5)) == 0
-    items = [user(draw(st.text(max_size=8)) or "go", None if synthetic else turn,
-                  **({"synthetic_reason": "system_reminder"} if synthetic else {}))]
+    items = [
+        user(
+            draw(st.text(max_size=8)) or "go",
+            None if synthetic else turn,
+            **({"synthetic_reason": "system_reminder"} if synthetic else {}),
+        )
+    ]
     for step in range(draw(st.integers(0, 3))):
         if draw(st.booleans()):
             items.append(reasoning(step))

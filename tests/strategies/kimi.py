@@ -54,12 +54,23 @@ class Wire:
 
     def text(self, text: str) -> dict:
         part = {"type": "text", "text": text}
-        return self.loop({"type": "content.part", "turnId": str(self.turn), "step": self.step, "stepUuid": self.step_uuid, "part": part})
+        return self.loop(
+            {"type": "content.part", "turnId": str(self.turn), "step": self.step, "stepUuid": self.step_uuid, "part": part}
+        )
 
     def call(self, call_id: str, name: str = "Bash") -> dict:
         return self.loop(
-            {"type": "tool.call", "uuid": call_id, "turnId": str(self.turn), "step": self.step, "stepUuid": self.step_uuid,
-             "toolCallId": call_id, "name": name, "args": {"command": "ls"}, "description": "Running: ls"}
+            {
+                "type": "tool.call",
+                "uuid": call_id,
+                "turnId": str(self.turn),
+                "step": self.step,
+                "stepUuid": self.step_uuid,
+                "toolCallId": call_id,
+                "name": name,
+                "args": {"command": "ls"},
+                "description": "Running: ls",
+            }
         )
 
     def result(self, call_id: str, output: Any, error: bool | None = None) -> dict:
@@ -70,14 +81,29 @@ class Wire:
 
     def end(self, reason: str = "tool_use") -> dict:
         usage = {"inputOther": 200, "output": 40, "inputCacheRead": 24064, "inputCacheCreation": 0}
-        return self.loop({"type": "step.end", "uuid": self.step_uuid, "turnId": str(self.turn), "step": self.step, "usage": usage, "finishReason": reason})
+        return self.loop(
+            {
+                "type": "step.end",
+                "uuid": self.step_uuid,
+                "turnId": str(self.turn),
+                "step": self.step,
+                "usage": usage,
+                "finishReason": reason,
+            }
+        )
 
 
 _NOISE = st.sampled_from(
     [
         {"type": "usage.record", "model": "moonshot-ai/kimi-k2.7-code", "usage": {"output": 4}, "usageScope": "turn"},
         {"type": "llm.request", "kind": "loop", "provider": "kimi", "model": "kimi-k2.7-code", "messageCount": 3},
-        {"type": "permission.record_approval_result", "turnId": 0, "toolCallId": "Bash_0", "toolName": "Bash", "result": {"decision": "approved"}},
+        {
+            "type": "permission.record_approval_result",
+            "turnId": 0,
+            "toolCallId": "Bash_0",
+            "toolName": "Bash",
+            "result": {"decision": "approved"},
+        },
         {"type": "tools.set_active_tools", "names": ["Bash"]},
         {"type": "future.record", "anything": True},
     ]

@@ -84,7 +84,13 @@ def tool_result(entry_id: str | None, parent: str | None, call_id: str, text: st
 
 _TEXT = st.text(max_size=12)
 _RESULT_TEXT = st.sampled_from(
-    ["ok", "", "Operation aborted", "aborted", "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair."]
+    [
+        "ok",
+        "",
+        "Operation aborted",
+        "aborted",
+        "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.",
+    ]
 )
 
 
@@ -120,7 +126,15 @@ def _noise(w: _Writer, draw) -> None:
     elif kind == 4:
         w.add(lambda i, p, n: entry("session_info", i, p, n, name="work"))
     elif kind == 5:
-        bash = {"role": "bashExecution", "command": "ls", "output": "", "exitCode": 0, "cancelled": False, "truncated": False, "excludeFromContext": True}
+        bash = {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "excludeFromContext": True,
+        }
         w.add(lambda i, p, n: entry("message", i, p, n, message={**bash, "timestamp": n}))
     else:
         w.add(assistant, [{"type": "text", "text": "mirrored"}], stop="stop", provider="openclaw", model="delivery-mirror")

@@ -50,7 +50,9 @@ def prompt(uuid: str, parent: str | None, text: str, agent: str | None = None, n
     return line
 
 
-def user_subtype(uuid: str, parent: str | None, subtype: str, text: str, agent: str | None = None, n: int = 0, **extra: Any) -> dict:
+def user_subtype(
+    uuid: str, parent: str | None, subtype: str, text: str, agent: str | None = None, n: int = 0, **extra: Any
+) -> dict:
     line = _base(uuid, parent, "user", n, agent)
     line["subtype"] = subtype
     line.update(extra)
@@ -99,7 +101,9 @@ def result(
     return line
 
 
-def system(uuid: str, parent: str | None, subtype: str, payload: dict | None = None, agent: str | None = None, n: int = 0) -> dict:
+def system(
+    uuid: str, parent: str | None, subtype: str, payload: dict | None = None, agent: str | None = None, n: int = 0
+) -> dict:
     line = _base(uuid, parent, "system", n, agent)
     line["subtype"] = subtype
     if payload is not None:
