@@ -14,11 +14,14 @@ The calls are the ``toolRequests`` of an ``assistant.message`` (and a
 answers them. ``tool.execution_start`` is progress: a call that started and
 never completed is still unanswered. The next model reply (an
 ``assistant.message`` with another ``messageId``) and a user message close the
-turn, and so do ``abort`` and ``session.resume``: there Copilot itself, when it
-rebuilds the conversation, stands in a result for the calls still open at the
-tail ("Completing N orphaned tool calls"; 1.0.102 also writes it to the file,
-as a ``tool.execution_complete`` after the ``session.resume``), so a record
-written there takes the place of that stand-in. A ``session.compaction_complete`` or
+turn, and so does ``abort``. A ``session.resume`` does not: there Copilot
+itself, when it rebuilds the conversation, stands in a result for the calls
+still open at the tail ("Completing N orphaned tool calls"), and 1.0.102
+writes it to the file, as a ``tool.execution_complete`` right after the
+``session.resume``: that completion answers the call (it says the effects are
+unknown, as the not-run record does). An older version that did not write it
+leaves the call open until the next message, where the record goes, after the
+``session.resume``, where 1.0.102 writes its own. A ``session.compaction_complete`` or
 ``session.context_cleared`` replaces the history before it and closes pending
 calls too. A user message sent while the agent runs (``delivery: "steering"``)
 closes nothing. Every other event (turn start and end, reasoning, hooks,
@@ -49,8 +52,8 @@ NAMESPACE_NAME = "https://github.com/apx-doctor/apx-doctor/formats/copilot-cli"
 # uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a check imports no uuid.
 _NAMESPACE = bytes.fromhex("8b4e7cfd11dd5e93b35d4bbc96e76833")
 
-# Events after which Copilot answers still-open calls itself, or starts the history anew.
-_CLOSING = frozenset({"abort", "session.resume", "session.compaction_complete", "session.context_cleared"})
+# Events that end a turn, or start the history anew.
+_CLOSING = frozenset({"abort", "session.compaction_complete", "session.context_cleared"})
 _SUBAGENT_END = frozenset({"subagent.completed", "subagent.failed"})
 
 # Event types that define the format (the Copilot SDK's session-event schema).
@@ -144,6 +147,10 @@ class CopilotCliAdapter(FormatAdapter):
         if kind in _CLOSING:
             self._message.pop(thread, None)
             return _BOUNDARY if not sub else Entry(True, True, thread=thread)
+        if kind == "session.resume":
+            # A new process: its first reply is a new message, not the rest of the last.
+            self._message.clear()
+            return PASS_OVER
         if kind in _SUBAGENT_END:
             # It names the call that started the sub-agent: the thread of a
             # sub-agent whose events carry that call id as their parent.

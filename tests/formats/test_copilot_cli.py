@@ -192,10 +192,36 @@ def test_steering_messages_close_nothing_and_plain_ones_close_the_turn() -> None
     assert _found(chain.events) == [("APX001", 3, "c1"), ("APX004", 5, "c1")]
 
 
-@pytest.mark.parametrize("kind", ["abort", "session.resume", "session.compaction_complete", "session.context_cleared"])
+def test_copilots_own_completion_after_a_resume_answers_the_open_call() -> None:
+    # Copilot CLI 1.0.102, resuming a session killed mid-tool, writes a
+    # completion of its own right after ``session.resume`` (seen in make e2e):
+    # the call is answered, and nothing is late.
+    chain = _session()
+    chain.reply("msg-1", ["c1"])
+    chain.event("session.resume", {"resumeTime": "2026-03-26T18:00:00.000Z", "eventCount": 3})
+    interrupted = {"message": "Tool execution was interrupted before a result was recorded."}
+    chain.event("tool.execution_complete", {"toolCallId": "c1", "model": "resumed", "success": False, "error": interrupted})
+    chain.user("Go on.")
+    assert _found(chain.events) == []
+
+
+def test_a_resume_that_wrote_no_completion_leaves_the_call_open_until_the_next_message() -> None:
+    # The record goes where 1.0.102 writes its own: after the session.resume.
+    chain = _session()
+    chain.reply("msg-1", ["c1"])
+    chain.event("session.resume", {"resumeTime": "2026-03-26T18:00:00.000Z", "eventCount": 3})
+    chain.user("Go on.")
+    assert _found(chain.events) == [("APX001", 3, "c1")]
+    repaired = repair_messages(chain.events, format="copilot-cli")
+    (inserted,) = repaired.inserted
+    assert inserted.index == 4 and repaired.messages[3]["type"] == "session.resume"
+    assert repaired.messages[5]["type"] == "user.message"
+
+
+@pytest.mark.parametrize("kind", ["abort", "session.compaction_complete", "session.context_cleared"])
 def test_copilots_own_repair_points_close_pending_calls(kind: str) -> None:
-    # At abort and resume Copilot stands in a result for the calls still open
-    # (in memory); a record placed there takes that stand-in's place.
+    # At abort Copilot stands in a result for the calls still open (in
+    # memory); a record placed there takes that stand-in's place.
     chain = _session()
     chain.reply("msg-1", ["c1"])
     chain.event(kind, {"reason": "user initiated"})
