@@ -5,8 +5,8 @@ Each ``Runtime`` lives in a throw-away home under a temporary folder (its own
 The binaries come from ``tests/runtimes/node_modules`` (``make e2e`` installs
 them from the lock file); every package ships what it runs inside the package
 or in an npm dependency of its own (Claude Code and Codex their native
-binary; Gemini CLI, Qwen Code and pi their JavaScript bundle; OpenCode its
-Bun-compiled binary, in a platform package npm picks).
+binary; Gemini CLI, Qwen Code and pi their JavaScript bundle; OpenCode and
+Copilot CLI their compiled binary, in a platform package npm picks).
 """
 
 from __future__ import annotations
@@ -667,8 +667,61 @@ class OpenCode(Runtime):
         return rows[0][0]
 
 
+class CopilotCli(Runtime):
+    """GitHub Copilot CLI, one-shot (``-p``), on an OpenAI-compatible provider.
+
+    ``COPILOT_PROVIDER_BASE_URL`` with ``COPILOT_OFFLINE`` runs it on any
+    Chat Completions API with no GitHub sign-in (bring your own key). Its
+    session is ``~/.copilot/session-state/<id>/events.jsonl``.
+    """
+
+    name = "Copilot CLI"
+    package = "@github/copilot"
+    binary = "copilot"
+    api = "chat"
+    format = "copilot-cli"
+    sent = staticmethod(chat_sent)
+    model = "standin-model"
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".copilot"
+        self.env.update(
+            COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{self.standin.port}/v1",
+            COPILOT_PROVIDER_API_KEY="sk-standin",
+            COPILOT_MODEL=self.model,
+            COPILOT_OFFLINE="true",
+        )
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "--allow-all-tools", "-p", prompt]
+
+    # ``--resume`` takes its value optionally (alone, it opens a picker), so only
+    # the ``=`` form names the session.
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "--allow-all-tools", f"--resume={session}", "-p", prompt]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        return line.get("type") == "tool.execution_complete"
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "session-state").glob("*/events.jsonl"))
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        return self.session_file().parent.name
+
+
 # The runtimes of the whole scenario: interrupted, checked, repaired, resumed.
-RUNTIME_CLASSES: dict[str, type[Runtime]] = {"claude-code": ClaudeCode, "codex": Codex, "qwen-code": QwenCode, "pi": Pi}
+RUNTIME_CLASSES: dict[str, type[Runtime]] = {
+    "claude-code": ClaudeCode,
+    "codex": Codex,
+    "qwen-code": QwenCode,
+    "pi": Pi,
+    "copilot-cli": CopilotCli,
+}
 
 # Runtimes driven against their stand-ins that no repair can serve: Gemini CLI
 # writes a call to its session only once the tool has finished, so an

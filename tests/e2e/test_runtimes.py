@@ -41,6 +41,12 @@ BASELINES = {
     "pi": Sent("answered", "No result provided"),
     "gemini-cli": Sent("dropped"),
     "opencode": Sent("answered", "[Tool execution was interrupted]"),
+    "copilot-cli": Sent(
+        "answered",
+        "Tool execution was interrupted before a result was recorded. Its effects may be absent, partial, or "
+        "already complete, and other tools may have completed successfully. Check the current state before "
+        "retrying; do not assume success or replay this operation blindly.",
+    ),
 }
 REPAIRED = Sent("answered", DEFAULT_MARKER)
 # The README's last column, for a runtime whose session holds no interrupted call.
@@ -183,6 +189,26 @@ def test_codex_accepts_a_record_inserted_mid_rollout(fence: Fence, tmp_path: Pat
         sent, requests = sent_on_resume(runtime, "resume", call_id)
         assert sent == REPAIRED, sent
         assert [r.error for r in requests if r.status != 200] == []
+        assert problems(doctor("check", session)[1]) == []
+    finally:
+        runtime.close()
+
+
+def test_copilot_cli_writes_its_own_stand_in_on_resume(fence: Fence, tmp_path: Path) -> None:
+    """Left alone, Copilot CLI answers the open call in the file itself, right
+    after its ``session.resume`` event: the session then checks clean, and the
+    completion says what the model was sent."""
+    runtime = RUNTIME_CLASSES["copilot-cli"](fence, tmp_path)
+    try:
+        session, call_id = interrupt_and_check(runtime)
+        assert runtime.resume("baseline") == 0, runtime.output("baseline")
+        events = [json.loads(line) for line in session.read_bytes().splitlines()]
+        kinds = [e["type"] for e in events]
+        resumed = kinds.index("session.resume")
+        own = events[resumed + 1]
+        assert own["type"] == "tool.execution_complete" and own["data"]["toolCallId"] == call_id, own
+        assert own["data"]["success"] is False
+        assert own["data"]["error"]["message"] == BASELINES["copilot-cli"].text
         assert problems(doctor("check", session)[1]) == []
     finally:
         runtime.close()
