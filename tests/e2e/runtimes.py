@@ -5,8 +5,9 @@ Each ``Runtime`` lives in a throw-away home under a temporary folder (its own
 The binaries come from ``tests/runtimes/node_modules`` (``make e2e`` installs
 them from the lock file); every package ships what it runs inside the package
 or in an npm dependency of its own (Claude Code and Codex their native
-binary; Gemini CLI, Qwen Code and pi their JavaScript bundle; OpenCode and
-Copilot CLI their compiled binary, in a platform package npm picks).
+binary; Gemini CLI, Qwen Code and pi their JavaScript bundle; OpenCode,
+Copilot CLI and Factory Droid their compiled binary, in a platform package
+npm picks).
 """
 
 from __future__ import annotations
@@ -714,6 +715,71 @@ class CopilotCli(Runtime):
         return self.session_file().parent.name
 
 
+class FactoryDroid(Runtime):
+    """Factory Droid, headless (``droid exec``), on a custom Anthropic model (bring your own key).
+
+    It needs no Factory account: a ``customModels`` entry in its settings names
+    the stand-in, and ``-m custom:<displayName>-<index>`` picks it. Its own API
+    (``FACTORY_API_BASE_URL``: settings, feature flags, session sync) points at
+    the stand-in too, which answers those paths 404 or an empty list: a resume
+    fetches the session from that API first and goes on only once it answers.
+    """
+
+    name = "Factory Droid"
+    package = "droid"
+    binary = "droid"
+    api = "anthropic"
+    format = "factory-droid"
+    sent = staticmethod(anthropic_sent)
+    model = "custom:Standin-0"
+    optional_fields: frozenset[str] = frozenset()
+
+    def configure(self) -> None:
+        self.config = self.home / ".factory"
+        self.config.mkdir()
+        base = f"http://127.0.0.1:{self.standin.port}"
+        model = {
+            "model": "claude-standin",
+            "displayName": "Standin",
+            "baseUrl": base,
+            "apiKey": "sk-ant-standin",
+            "provider": "anthropic",
+            "maxOutputTokens": 4096,
+        }
+        (self.config / "settings.json").write_text(json.dumps({"customModels": [model]}, indent=2), encoding="utf-8")
+        self.env.update(
+            FACTORY_API_BASE_URL=base,
+            FACTORY_TELEMETRY_INGEST_BASE_URL=base,
+            FACTORY_OTEL_ENABLED="false",
+            FACTORY_DROID_AUTO_UPDATE_ENABLED="false",
+        )
+
+    def start_command(self, prompt: str) -> list[str]:
+        return [str(self.executable), "exec", "--auto", "high", "-m", self.model, prompt]
+
+    def resume_command(self, session: str, prompt: str) -> list[str]:
+        return [str(self.executable), "exec", "--auto", "high", "-m", self.model, "-s", session, prompt]
+
+    @staticmethod
+    def is_result_line(line: dict) -> bool:
+        message = line.get("message") or {}
+        content = message.get("content")
+        return (
+            line.get("type") == "message"
+            and message.get("role") == "user"
+            and isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        )
+
+    def session_file(self) -> Path:
+        files = sorted((self.config / "sessions").glob("*/*.jsonl"))
+        assert len(files) == 1, f"expected one session file, found {files}"
+        return files[0]
+
+    def session_id(self) -> str:
+        return self.session_file().stem
+
+
 # The runtimes of the whole scenario: interrupted, checked, repaired, resumed.
 RUNTIME_CLASSES: dict[str, type[Runtime]] = {
     "claude-code": ClaudeCode,
@@ -721,6 +787,7 @@ RUNTIME_CLASSES: dict[str, type[Runtime]] = {
     "qwen-code": QwenCode,
     "pi": Pi,
     "copilot-cli": CopilotCli,
+    "factory-droid": FactoryDroid,
 }
 
 # Runtimes driven against their stand-ins that no repair can serve: Gemini CLI

@@ -46,7 +46,14 @@ SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "shell": lambda command: {"command": ["bash", "-lc", command]},
     "shell_command": lambda command: {"command": command},
     "run_shell_command": lambda command: {"command": command},  # Gemini CLI, Qwen Code
-    "bash": lambda command: {"command": command},  # pi, OpenCode
+    "bash": lambda command: {"command": command},  # pi, OpenCode, Copilot CLI
+    # Factory Droid: its schema requires a summary of 3-8 words and a risk level.
+    "Execute": lambda command: {
+        "summary": "Run the requested command",
+        "command": command,
+        "riskLevelReason": "It runs only the test's own scratch command.",
+        "riskLevel": "medium",
+    },
 }
 
 _ids = itertools.count(1)

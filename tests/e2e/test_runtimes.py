@@ -47,6 +47,7 @@ BASELINES = {
         "already complete, and other tools may have completed successfully. Check the current state before "
         "retrying; do not assume success or replay this operation blindly.",
     ),
+    "factory-droid": Sent("answered", "Error: Tool execution was cancelled"),
 }
 REPAIRED = Sent("answered", DEFAULT_MARKER)
 # The README's last column, for a runtime whose session holds no interrupted call.
