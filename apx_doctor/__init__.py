@@ -28,6 +28,7 @@ __all__ = [
     "Format",
     "Inserted",
     "RepairResult",
+    "Target",
     "UnrecognisedHistoryError",
     "check_messages",
     "repair_messages",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import Format, Inserted, RepairResult, UnrecognisedHistoryError, check_messages, repair_messages
+    from .api import Format, Inserted, RepairResult, Target, UnrecognisedHistoryError, check_messages, repair_messages
     from .formats.base import DEFAULT_MARKER
     from .model import Edit, Finding
 
@@ -45,6 +46,7 @@ _LAZY = {
     "Format": "api",
     "Inserted": "api",
     "RepairResult": "api",
+    "Target": "api",
     "UnrecognisedHistoryError": "api",
     "Finding": "model",
     "Edit": "model",

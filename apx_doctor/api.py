@@ -41,6 +41,7 @@ __all__ = [
     "Format",
     "Inserted",
     "RepairResult",
+    "Target",
     "UnrecognisedHistoryError",
     "check_messages",
     "repair_messages",
@@ -68,6 +69,10 @@ Format = Literal[
     "cline",
     "opencode",
 ]
+
+# The providers ``target`` takes (``apx_doctor.profiles.TARGETS``), and "auto":
+# the one the format implies. tests/library/test_targets.py keeps them equal.
+Target = Literal["auto", "anthropic", "openai-chat", "openai-responses", "bedrock", "gemini", "deepseek"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,16 +124,24 @@ class UnrecognisedHistoryError(ValueError):
     """
 
 
-def check_messages(messages: Sequence[Any], *, format: Format = "auto", marker: str = DEFAULT_MARKER) -> list[Finding]:
+def check_messages(
+    messages: Sequence[Any], *, format: Format = "auto", marker: str = DEFAULT_MARKER, target: Target | None = None
+) -> list[Finding]:
     """The findings for a list of messages; the list is not changed.
 
     Each finding's ``index`` is the 0-based position of the message it is about
     and ``line`` the same position 1-based. Raises ``UnrecognisedHistoryError``
     for a list no format fits (or not the one named); ``[]`` is clean.
+
+    ``target`` names the provider the history is sent to, as ``--target`` does:
+    every structural refusal of that provider is an error (the APX3xx rules
+    among them), and what it accepts is a warning or not reported. None (the
+    default) checks by the format's own rules; ``"auto"`` takes the provider
+    the format implies. An unknown name raises ``ValueError``.
     """
     # The findings of a repair with the default options are exactly the
     # check's; the repaired list it also builds costs an append a message.
-    return repair_messages(messages, format=format, marker=marker).findings
+    return repair_messages(messages, format=format, marker=marker, target=target).findings
 
 
 def repair_messages(
@@ -138,6 +151,8 @@ def repair_messages(
     marker: str = DEFAULT_MARKER,
     drop_orphans: bool = False,
     keep_open_tail: bool = False,
+    target: Target | None = None,
+    drop_empty_blocks: bool = False,
 ) -> RepairResult:
     """A repaired copy of ``messages``: every call answered. The input is not changed.
 
@@ -147,14 +162,25 @@ def repair_messages(
     in ``inserted`` with its 0-based position in the result. ``drop_orphans``
     also removes the results that answer nothing (APX002-APX004);
     ``keep_open_tail`` leaves the calls of the last turn open (a turn still
-    running).
+    running). ``target`` repairs for that provider, as ``--target`` does (see
+    ``check_messages``): under a provider that refuses two messages of one
+    role in a row, a record joins the next user message instead of standing
+    alone; ``drop_empty_blocks`` (only with a target) also removes the empty
+    text blocks it reports as APX304 from messages that keep other content.
 
     ``format="gemini-cli"`` reads the ``messages`` array of a Gemini CLI session
     document: there the answer goes into the call's own ``toolCalls`` record
     (its ``result``, and the status ``cancelled``), as ``apx-doctor fix`` writes
     it, so the message that made the call is replaced by a rewritten copy.
     """
-    options = RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
+    options = RepairOptions(
+        drop_orphans=drop_orphans,
+        keep_open_tail=keep_open_tail,
+        target=_target(target),
+        drop_empty_blocks=drop_empty_blocks,
+    )
+    if drop_empty_blocks and target is None:
+        raise ValueError("drop_empty_blocks removes what a target reports (APX304): name the target too")
     if type(messages) is not list and type(messages) is not tuple:
         messages = list(messages)
     if objects.any_objects(messages[:64]):
@@ -165,6 +191,12 @@ def repair_messages(
     except objects.HoldsObjects:
         # An SDK object further in: the list is read again, as objects.
         return _repair_objects(messages, format, marker, options)
+
+
+def _target(target: str | None) -> str | None:
+    from .profiles import check_target
+
+    return check_target(target)
 
 
 def _run(

@@ -18,6 +18,7 @@ from apx_doctor import (
     Format,
     Inserted,
     RepairResult,
+    Target,
     UnrecognisedHistoryError,
     check_messages,
     repair_messages,
@@ -38,9 +39,9 @@ HISTORY: list[dict[str, Any]] = [
 ]
 
 
-def report(fmt: Format = "auto") -> int:
+def report(fmt: Format = "auto", target: Target | None = "openai-chat") -> int:
     try:
-        findings: list[Finding] = check_messages(HISTORY, format=fmt, marker=DEFAULT_MARKER)
+        findings: list[Finding] = check_messages(HISTORY, format=fmt, marker=DEFAULT_MARKER, target=target)
     except UnrecognisedHistoryError as exc:
         print(exc)
         return 2
@@ -48,7 +49,9 @@ def report(fmt: Format = "auto") -> int:
         line: int | None = finding.line
         index: int | None = finding.index
         print(finding.code, finding.call_id, line, index, finding.severity)
-    result: RepairResult = repair_messages(HISTORY, format="chat", drop_orphans=True, keep_open_tail=False)
+    result: RepairResult = repair_messages(
+        HISTORY, format="chat", drop_orphans=True, keep_open_tail=False, target="auto", drop_empty_blocks=False
+    )
     inserted: list[Inserted] = result.inserted
     removed: list[Edit] = result.removed
     positions: list[int] = [i.index for i in inserted]
