@@ -1,7 +1,8 @@
 """Which files a run looks at, and which of them the doctor must never write.
 
 A path given on the command line is taken as it is. A directory is walked for
-``*.jsonl``: inside a git work tree git itself says which files are not
+``*.jsonl`` and the session files that are not lines (``is_session_name``):
+inside a git work tree git itself says which files are not
 ignored (``git ls-files``); elsewhere ``.git`` is skipped and each folder's
 ``.gitignore`` is read for its simple patterns. What ``exclude`` and
 ``extend-exclude`` match is left out of a walk (and, with ``--force-exclude``,
@@ -22,6 +23,11 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 SUFFIX = ".jsonl"
+# Sessions a runtime keeps as one JSON document, or in a database: found by
+# name, since a folder's other JSON files (settings, manifests) are no sessions.
+_DOCUMENT_NAMES = ("api_conversation_history.json", "opencode.db")  # Cline, Roo Code, Kilo Code; OpenCode
+_DOCUMENT_SUFFIX = ".messages.json"  # Cline CLI: sessions/<id>/<id>.messages.json
+_GIT_PATHSPECS = (f"*{SUFFIX}", "*.json", "*opencode.db")
 CONTRACT_FOLDER = ".apc"
 # Files that define agents for runtimes; their names mark the contract.
 _CONTRACT_NAMES = ("agents.md", "agent.md", "claude.md", "gemini.md")
@@ -112,11 +118,22 @@ def walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
     return sorted(listed)
 
 
+def is_session_name(path: str) -> bool:
+    """Whether a folder walk takes the file at ``path``: ``*.jsonl``, or a session
+    document by its runtime's name for it (Gemini CLI: ``chats/session-*.json``)."""
+    if path.endswith(SUFFIX):
+        return True
+    folder, name = os.path.split(path)
+    if name in _DOCUMENT_NAMES or name.endswith(_DOCUMENT_SUFFIX):
+        return True
+    return name.startswith("session-") and name.endswith(".json") and os.path.basename(folder) == "chats"
+
+
 def _git_files(folder: str) -> list[str] | None:
-    """Every not-ignored ``*.jsonl`` under ``folder``, or None when git cannot tell."""
+    """Every not-ignored session file under ``folder``, or None when git cannot tell."""
     try:
         done = subprocess.run(
-            ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", f"*{SUFFIX}"],
+            ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *_GIT_PATHSPECS],
             capture_output=True,
             check=False,
             timeout=60,
@@ -127,7 +144,8 @@ def _git_files(folder: str) -> list[str] | None:
         return None
     names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
     # --cached also lists tracked files deleted from the work tree.
-    return [p for p in (os.path.normpath(os.path.join(folder, n)) for n in names) if os.path.isfile(p)]
+    paths = (os.path.normpath(os.path.join(folder, n)) for n in names)
+    return [p for p in paths if is_session_name(p) and os.path.isfile(p)]
 
 
 def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
@@ -143,7 +161,8 @@ def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
             and not _ignored(d, active, folder_=True)
             and not (excluder is not None and excluder.excluded_name(d, folder_=True))
         ]
-        out.extend(os.path.normpath(os.path.join(root, f)) for f in files if f.endswith(SUFFIX) and not _ignored(f, active))
+        found = (os.path.normpath(os.path.join(root, f)) for f in files if not _ignored(f, active))
+        out.extend(p for p in found if is_session_name(p))
     return out
 
 

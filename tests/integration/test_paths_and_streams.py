@@ -48,6 +48,40 @@ def test_folders_are_walked_with_git_ignores(isolated_cwd: Path) -> None:
     assert result.exit_code == 1
 
 
+# Session files that are not lines, by the names their runtimes give them, and
+# JSON files beside them that are no session.
+_DOCUMENTS = {
+    "gemini/tmp/abc/chats/session-2026-12-01T10-00-1a2b.json": True,  # Gemini CLI
+    "cline/tasks/17/api_conversation_history.json": True,  # Cline, Roo Code, Kilo Code
+    "cline-cli/sessions/s1/s1.messages.json": True,  # Cline CLI
+    "cline-cli/sessions/s1/s1.json": False,  # its metadata
+    "opencode/opencode.db": True,
+    "gemini/settings.json": False,
+    "package.json": False,
+    "notes/session-1.json": False,  # not in a chats folder
+}
+
+
+def _documents(root: Path) -> list[str]:
+    for rel in _DOCUMENTS:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"{}\n")
+    return sorted(rel for rel, taken in _DOCUMENTS.items() if taken)
+
+
+def test_a_walk_takes_the_session_documents_by_name_without_git(isolated_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(isolated_cwd.parent))
+    taken = _documents(isolated_cwd)
+    assert walk(".") == taken
+
+
+@needs_git
+def test_a_walk_takes_the_session_documents_by_name_with_git(isolated_cwd: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=isolated_cwd, check=True)
+    taken = _documents(isolated_cwd)
+    assert walk(".") == taken
+
+
 def test_a_folder_without_transcripts(isolated_cwd: Path) -> None:
     result = run_cli("check", ".")
     assert result.exit_code == 0 and "no *.jsonl transcripts found" in result.stderr and result.stdout == ""
