@@ -23,7 +23,9 @@ holds them.
 
 Formats that read whole files set ``whole_file`` and define
 ``detect_document(value)``, ``document_messages(value)`` and
-``with_messages(value, messages)``; a format whose not-run answer goes into
+``with_messages(value, messages)``, and may define ``read_document(value)``
+on the adapter, shown the document before its messages (Cline: the CLI's
+object wants a record that names the tool); a format whose not-run answer goes into
 the call's own record (Gemini CLI) also defines ``answer_in_place``, and one
 with a log names the class that replays it (``log_fold``, ``gemini_cli.Fold``).
 """
@@ -260,8 +262,12 @@ class _Review:
     answers: list = field(default_factory=list)
 
 
-def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Review:
+def _review(fmt: type[FormatAdapter], messages: list, options: _Options, document: Any = None) -> _Review:
+    """The doctor over ``messages``; ``document``, the value they were read from, is
+    shown to an adapter that writes its record by what holds them (``read_document``)."""
     adapter = fmt(marker=options.marker)
+    if document is not None and hasattr(adapter, "read_document"):
+        adapter.read_document(document)
     patching = hasattr(adapter, "answer_in_place")
     if patching:
         adapter.patching = True
@@ -281,7 +287,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Rev
         ) from None
     if doctor.engine.starts_over:
         # No real user entry, but calls: the whole document is the history.
-        return _review(fmt, messages, dataclasses.replace(options, repair=from_start(options.repair)))
+        return _review(fmt, messages, dataclasses.replace(options, repair=from_start(options.repair)), document)
     review.findings = doctor.findings
     if not patching:
         review.edits = doctor.edits
@@ -331,7 +337,7 @@ def _place(review: _Review, out: list, number: int, message: Any, verdict: Verdi
 def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _Options, repairing: bool):
     """Findings and edits (numbered by file line), and the repaired file's bytes (None: unchanged)."""
     messages = fmt.document_messages(value)
-    review = _review(fmt, messages, options)
+    review = _review(fmt, messages, options, value)
     where = _Where(body, _messages_path(fmt, value))
     findings = [_at(f, where) for f in review.findings]
     if lines and lines[0].startswith(jsonl.BOM):
@@ -354,7 +360,7 @@ def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _
         raise SelfCheckError("the repaired document cannot be written in the file's own layout; nothing was written")
     out += layout[1]
     again, problem = _parse(out)
-    if problem is not None or _review(fmt, fmt.document_messages(again), options).edits:
+    if problem is not None or _review(fmt, fmt.document_messages(again), options, again).edits:
         raise SelfCheckError("a second repair would change the repaired document; nothing was written")
     bom = jsonl.BOM if lines and lines[0].startswith(jsonl.BOM) else b""
     return findings, edits, bom + out
@@ -690,7 +696,7 @@ def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: ty
         raise InputError(f"line 1: a {adapter.name} file is one JSON document, and this one is JSON Lines; nothing to show")
     else:
         _refuse_document(raw_lines, adapter)
-    review = _review(fmt, messages, options)
+    review = _review(fmt, messages, options, value if found is not None else None)
     viewer = fmt(marker=marker)
     show = getattr(viewer, "describe", viewer.classify)
     findings = [dataclasses.replace(f, line=lines[f.line - 1] if f.line and f.line <= len(lines) else f.line,
@@ -745,7 +751,7 @@ def repair_document(
         if not hasattr(fmt, "detect_document") or _detect(fmt, value) < Detection.COMPATIBLE:
             raise ValueError(f"the document is not a {format} document")
     options = _Options(marker, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail))
-    review = _review(fmt, fmt.document_messages(value), options)
+    review = _review(fmt, fmt.document_messages(value), options, value)
     number = lambda item: dataclasses.replace(item, index=item.line - 1)  # noqa: E731
     repaired = value if review.messages is None else fmt.with_messages(value, review.messages)
     return DocumentRepair(repaired, [number(f) for f in review.findings], [number(e) for e in review.edits])

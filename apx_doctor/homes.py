@@ -224,6 +224,22 @@ RUNTIMES: tuple[Runtime, ...] = (
         bookkeeping=("session_index.jsonl",),
     ),
     Runtime(
+        name="cline",
+        title="Cline CLI",
+        format="cline",
+        # Cline 3.x finds its sessions at CLINE_SESSION_DATA_DIR, else
+        # CLINE_DATA_DIR/sessions, else CLINE_DIR/data/sessions (~/.cline by default).
+        env=("CLINE_SESSION_DATA_DIR", "CLINE_DATA_DIR/sessions", "CLINE_DIR/data/sessions"),
+        default=".cline/data/sessions",
+        # <sid>/<sid>.json beside each is the session's metadata, not its messages.
+        sessions=("*/*.messages.json",),
+        session_id=(FromLine(("sessionId",)), FromPath(r"^(?P<value>[^/]+)/[^/]+\.messages\.json$")),
+        project=(),
+        resume=("cline", "--id", "{session_id}"),
+        resume_in_project=True,
+        bookkeeping=(),
+    ),
+    Runtime(
         name="opencode",
         title="OpenCode",
         format="opencode",

@@ -29,6 +29,7 @@ GEMINI_ID = "37b7abef-713d-4522-85f0-8ff15a4e6d17"
 DROID_ID = "4f1d7a2c-0b3e-4c59-9a61-7e2d5c8b1f30"
 GROK_ID = "9c2e4b61-3f7a-4d08-b5e1-0a6c8d2f4e19"
 KIMI_ID = "d81f0c3a-52b6-4e97-8c1d-7b3a9e5f2c64"
+CLINE_ID = "1796186131048_jqcon"
 
 
 def _qwen(uuid: str, parent: str | None, kind: str, message: dict, **extra) -> dict:
@@ -253,6 +254,50 @@ CASES = {
         None,
         "call-grok-1",
     ),
+    "cline": (
+        f"{CLINE_ID}/{CLINE_ID}.messages.json",
+        (
+            json.dumps(
+                {
+                    "version": 1,
+                    "updated_at": "2026-12-02T04:35:31.345Z",
+                    "agent": "lead",
+                    "sessionId": CLINE_ID,
+                    "origin": {"source": "cli", "mode": "user", "sessionId": CLINE_ID, "version": "3.0.65"},
+                    "messages": [
+                        {"id": "u1", "role": "user", "content": [{"type": "text", "text": "Run the tests"}], "ts": 1},
+                        {
+                            "id": "msg_1",
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "tool_use",
+                                    "id": "call_cline1",
+                                    "name": "run_commands",
+                                    "input": {"commands": ["npm test"]},
+                                }
+                            ],
+                            "ts": 2,
+                        },
+                    ],
+                    "system_prompt": "You are Cline.",
+                },
+                indent=2,
+            )
+            + "\n"
+        ).encode(),
+        # The session's metadata beside it is no session.
+        {
+            f"{CLINE_ID}/{CLINE_ID}.json": json.dumps(
+                {"version": 1, "session_id": CLINE_ID, "cwd": "/home/dev/shop"}, indent=2
+            ).encode()
+        },
+        CLINE_ID,
+        None,
+        ["cline", "--id", CLINE_ID],
+        None,
+        "call_cline1",
+    ),
     "kimi": (
         f"sessions/0b7dfb1274ee/{KIMI_ID}/agents/main/wire.jsonl",
         _jsonl(
@@ -304,6 +349,7 @@ HOMES = {
     "factory-droid": (".factory", None, ""),
     "grok-cli": (".grok", "GROK_HOME", ""),
     "kimi": (".kimi-code", "KIMI_CODE_HOME", ""),
+    "cline": (".cline/data/sessions", "CLINE_SESSION_DATA_DIR", ""),
 }
 ALL_VARIABLES = tuple(dict.fromkeys(v.partition("/")[0] for r in homes.RUNTIMES for v in r.env))
 
