@@ -47,6 +47,7 @@ SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "shell_command": lambda command: {"command": command},
     "run_shell_command": lambda command: {"command": command},  # Gemini CLI, Qwen Code
     "bash": lambda command: {"command": command},  # pi, OpenCode, Copilot CLI
+    "run_commands": lambda command: {"commands": [command]},  # Cline CLI
     # Factory Droid: its schema requires a summary of 3-8 words and a risk level.
     "Execute": lambda command: {
         "summary": "Run the requested command",

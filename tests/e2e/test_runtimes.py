@@ -25,8 +25,12 @@ import pytest
 
 from apx_doctor.formats.base import DEFAULT_MARKER
 
+from .cline_runtime import Cline
 from .fence import Fence, FenceError
 from .runtimes import ROOT, RUNTIME_CLASSES, RUNTIMES, STORES, UNREPAIRABLE, Runtime, Sent
+
+# Runtimes that keep a session as one JSON document (tests/e2e/test_cline.py).
+DOCUMENTS: dict[str, type[Runtime]] = {"cline": Cline}
 
 # What each pinned runtime sends for an interrupted call when it resumes on its
 # own. A new version that changes this fails here, and the README row with it.
@@ -48,6 +52,10 @@ BASELINES = {
         "retrying; do not assume success or replay this operation blindly.",
     ),
     "factory-droid": Sent("answered", "Error: Tool execution was cancelled"),
+    # A JSON string of one text part, as the tool message's content.
+    "cline": Sent(
+        "answered", '[{"type":"text","text":"Tool execution was interrupted before a result was produced. Tool: run_commands."}]'
+    ),
 }
 REPAIRED = Sent("answered", DEFAULT_MARKER)
 # The README's last column, for a runtime whose session holds no interrupted call.
@@ -270,13 +278,13 @@ def test_a_fence_that_cannot_be_made_says_why(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_pinned_versions_are_installed() -> None:
     manifest = json.loads((RUNTIMES / "package.json").read_text(encoding="utf-8"))
-    for runtime in [*RUNTIME_CLASSES.values(), *UNREPAIRABLE.values(), *STORES.values()]:
+    for runtime in [*RUNTIME_CLASSES.values(), *UNREPAIRABLE.values(), *STORES.values(), *DOCUMENTS.values()]:
         assert runtime.version() == manifest["dependencies"][runtime.package]
 
 
 @pytest.mark.parametrize("key", sorted(BASELINES))
 def test_the_readme_table_says_what_the_tests_observe(key: str) -> None:
-    runtime = {**RUNTIME_CLASSES, **UNREPAIRABLE, **STORES}[key]
+    runtime = {**RUNTIME_CLASSES, **UNREPAIRABLE, **STORES, **DOCUMENTS}[key]
     repaired = NOTHING_TO_REPAIR if key in UNREPAIRABLE else REPAIRED.describe()
     row = f"| {runtime.name} | {runtime.version()} | {BASELINES[key].describe()} | {repaired} |"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
