@@ -1073,7 +1073,13 @@ def rule(
 def show(
     path: str = typer.Argument(..., metavar="FILE", help="One transcript; - reads standard input."),
     around: Optional[int] = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
-    context: int = typer.Option(5, "--context", "-C", min=0, help="How many entries either side of --around."),
+    context: int = typer.Option(
+        5, "--context", "-C", min=0, help="How many entries either side of each interrupted call (or of --around)."
+    ),
+    all_: bool = typer.Option(
+        False, "--all", help="Draw every entry (by default a long session shows its interruptions with context)."
+    ),
+    no_pager: bool = typer.Option(False, "--no-pager", help="Never page the output (it is never paged when not a terminal)."),
     width: int = typer.Option(200, "--width", min=20, help="Fold content longer than this many characters."),
     input_format: InputFormat = INPUT_FORMAT,
     marker: Optional[str] = MARKER,
@@ -1081,9 +1087,14 @@ def show(
     config: Optional[str] = CONFIG,
     isolated: bool = ISOLATED,
 ) -> None:
-    """Draw the conversation as a timeline: turns, calls, results, and where each interruption happened."""
+    """Draw the conversation as a timeline: turns, calls, results, and where each interruption happened.
+
+    A long session shows each interrupted call with its context and a summary of the rest; --all draws every entry.
+    """
     from .errors import DoctorError, UsageError
 
+    if all_ and around is not None:
+        _usage_error("give --all or --around, not both")
     try:
         from .config import Finder
         from .formats.base import DEFAULT_MARKER
@@ -1099,6 +1110,8 @@ def show(
             width=width,
             read_only_tools=settings.read_only_tools,
             side_effect_tools=settings.side_effect_tools,
+            all=all_,
+            pager=not no_pager,
         )
         render_timeline(path, options, sys.stdout, color_choice(color))
     except UsageError as exc:

@@ -5,18 +5,40 @@ assistant reply that calls tools, results, metadata), with long content folded.
 Where a turn was cut off, the timeline shows the interruption and the not-run
 record a repair inserts there, with the recovery advice. Nothing is written.
 
+A file of lines is read twice, streaming, so memory stays flat however long the
+session (issue 15): pass 1 runs the doctor exactly as ``check`` does and keeps
+only small facts (where each interruption is, the records a repair inserts,
+the findings, counts); pass 2 reads the lines again and draws only the rows the
+view asks for, a small table at a time. Input that cannot be read twice
+(standard input, a pipe) is spooled to a temporary file first. JSON documents
+are small and read whole, as before.
+
+By default a long session is drawn as what a person looks for in it: each
+interrupted call with a few entries either side, the rows with other findings,
+and a one-line summary of the rest; ``--all`` draws every entry, ``--around``
+one window. On a terminal, long output goes through a pager, as ``git log``.
+
 All transcript text reaches Rich as ``Text`` made ``printable``: never markup.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import functools
+import os
+import stat
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from itertools import islice, pairwise
 from typing import IO, Any
 
-from rich import box
-from rich.console import Group
-from rich.rule import Rule as Divider
-from rich.table import Table
+import orjson
+from rich.cells import cell_len, get_character_cell_size
+from rich.console import Console
+from rich.style import Style
 from rich.text import Text
 
 from . import documents, files, jsonl
@@ -31,6 +53,13 @@ from .reporters.text import console as text_console
 from .safe import printable
 from .stream import DETECT_LINES, SQLITE_MAGIC, choose_adapter
 
+# A session this short is drawn whole by default: its windows would cover most of it anyway.
+SHORT_SESSION = 50
+# Rows a batch holds at most: ``--all`` on a long file is printed a batch at a time, never built whole.
+TABLE_ROWS = 200
+# Interruption lines the summary names before it says "and N more".
+NAMED_LINES = 5
+
 
 @dataclass(frozen=True, slots=True)
 class ShowOptions:
@@ -41,6 +70,10 @@ class ShowOptions:
     width: int = 200
     read_only_tools: tuple[str, ...] = ()
     side_effect_tools: tuple[str, ...] = ()
+    # Draw every entry (else: the interruptions and findings with their context, for a long session).
+    all: bool = False
+    # Page long output on a terminal (never when the output is not one).
+    pager: bool = True
 
 
 @dataclass(slots=True)
@@ -54,88 +87,516 @@ class _Row:
     findings: list = None  # type: ignore[assignment]
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What pass 1 learnt of a file: small facts, never its lines."""
+
+    adapter: type[FormatAdapter]
+    total: int = 0
+    turns: int = 0
+    calls: int = 0
+    results: int = 0
+    # Line -> the not-run records a repair inserts right before it, with their pending calls.
+    inserted: dict[int, list] = field(default_factory=dict)
+    # The records inserted at the end of the file.
+    tail: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    by_line: dict[int, list[Finding]] = field(default_factory=dict)
+    # Lines that are no JSON value (blank, invalid): drawn in the default view too.
+    unparsed: list[int] = field(default_factory=list)
+    # False where the adapter's entries hold no calls to count (a dataset: a history a line).
+    counted: bool = True
+    # Entries (by position) drawn with context in the default view: each interrupted call and where
+    # its record goes; and entries drawn alone: other findings, lines that are no JSON.
+    around: list[int] = field(default_factory=list)
+    marks: list[int] = field(default_factory=list)
+
+
 def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool | None) -> None:
-    rows, adapter, tail, findings = _read(path, options)
-    console = text_console(out, color)
-    console.print(_header(path, adapter, findings))
-    table = Table(box=box.SIMPLE, show_header=True, expand=False, pad_edge=False)
-    table.add_column("Line", justify="right", no_wrap=True, style="dim")
-    table.add_column("", no_wrap=True)
-    table.add_column("Entry", overflow="fold")
-    lo, hi = _window(options, len(rows))
-    for row in rows[lo:hi]:
-        for record, pending in row.inserted:
-            table.add_row(*_interruption(record, pending, options))
-        if row.entry is not None and row.entry.opens_history:
-            table.add_row(Text(""), Text(""), Text("── user turn ──", style="bold"))
-        table.add_row(*_entry_row(row, adapter, options))
-        for finding in row.findings:
-            if finding.code != "APX001":
-                table.add_row(Text(""), Text("!", style="yellow"), _finding_text(finding))
-    if hi >= len(rows):
-        for record, pending in tail:
-            table.add_row(*_interruption(record, pending, options))
-    console.print(table)
-
-
-def _rows(adapter_type: type[FormatAdapter], raw_lines: list, values: list, marker: str, repair: RepairOptions):
-    """A row a line, with what a repair writes before it; the records at the end; the doctor."""
-    doctor = HistoryDoctor(adapter_type(marker=marker), repair)
-    viewer = adapter_type(marker=marker)
-    rows = []
-    for number, (raw, value) in enumerate(zip(raw_lines, values), 1):
-        row = _Row(number, raw, value, inserted=[], findings=[])
-        if type(value) is not jsonl.Unparsed:
-            verdict = doctor.entry(number, value)
-            if verdict is not None:
-                row.inserted = list(verdict.insert)
-            if not viewer.one_history_a_line:
-                row.entry = viewer.classify(value)
-        rows.append(row)
-    end = doctor.end(len(rows) + 1)
-    return rows, (list(end.insert) if end is not None else []), doctor
-
-
-def _read(path: str, options: ShowOptions):
-    with files.open_lines(path) as lines:
-        raw_lines = list(lines)
-    if raw_lines and raw_lines[0].startswith(SQLITE_MAGIC):
-        raise InputError(
-            f"{path}: a SQLite session store (OpenCode's): show draws files of lines or JSON documents, not a "
-            "database; check and fix read it (or show an export: opencode export ID > session.json)"
-        )
-    values = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(raw_lines)]
-    try:
-        whole = documents.applies(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
-        adapter_type = None if whole else choose_adapter(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
-        if whole or documents.is_whole_file(adapter_type):
-            # One JSON document (or a log read whole): a row per message, at the line where it starts.
-            fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
-            return (
-                [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items],
-                fmt,
-                list(tail),
-                findings,
+    with _replayable(path) as reopen:
+        with reopen() as lines:
+            head = list(islice(lines, DETECT_LINES))
+        if head and head[0].startswith(SQLITE_MAGIC):
+            raise InputError(
+                f"{path}: a SQLite session store (OpenCode's): show draws files of lines or JSON documents, not a "
+                "database; check and fix read it (or show an export: opencode export ID > session.json)"
             )
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, RepairOptions())
+        parsed = [jsonl.parse(r.removeprefix(jsonl.BOM) if i == 0 else r) for i, r in enumerate(head)]
+        try:
+            whole = documents.applies(options.input_format, head, parsed)
+            adapter_type = None if whole else choose_adapter(options.input_format, head, parsed)
+            if whole or documents.is_whole_file(adapter_type):
+                with reopen() as lines:
+                    rows, plan = _document(list(lines), options, adapter_type)
+                _draw(path, plan, options, out, color, lambda spans: _listed_rows(rows, spans))
+                return
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+        plan = _scan(reopen, adapter_type, options)
+        _draw(path, plan, options, out, color, lambda spans: _streamed_rows(reopen, plan, options, spans))
+
+
+@contextlib.contextmanager
+def _replayable(path: str) -> Iterator[Callable[[], AbstractContextManager[Iterable[bytes]]]]:
+    """Something that opens ``path``'s lines afresh each time it is called.
+
+    A regular file is simply opened again. Standard input or a pipe cannot be
+    read twice: its lines are spooled to a temporary file first (on disk, so
+    memory stays flat), with the same limits ``open_lines`` enforces.
+    """
+    if _regular(path):
+        yield lambda: files.open_lines(path)
+        return
+    with tempfile.TemporaryFile(prefix="apx-doctor-show-") as spool:
+        with files.open_lines(path) as lines:
+            spool.writelines(lines)
+
+        @contextlib.contextmanager
+        def rewound() -> Iterator[Iterable[bytes]]:
+            spool.seek(0)
+            yield spool
+
+        yield rewound
+
+
+def _regular(path: str) -> bool:
+    if path == files.STDIN:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # open_lines reports it, naming the file
+
+
+# What an adapter raises when a line holds a value of a type it did not expect (as in ``stream``).
+_ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def _scan(
+    reopen: Callable[[], AbstractContextManager[Iterable[bytes]]], adapter_type: type[FormatAdapter], options: ShowOptions
+) -> _Plan:
+    """Pass 1: the doctor over every line, as ``check`` runs it; what is kept is small."""
+    plan, doctor = _pass(reopen, adapter_type, options, RepairOptions())
     if doctor.engine.starts_over:
         # No real user entry, but calls: the whole file is the history.
-        rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, from_start(RepairOptions()))
-    by_line: dict[int, list[Finding]] = {}
+        plan, doctor = _pass(reopen, adapter_type, options, from_start(RepairOptions()))
+    plan.findings = doctor.findings
     for finding in doctor.findings:
-        by_line.setdefault(finding.line or 0, []).append(finding)
-    for row in rows:
-        row.findings = by_line.get(row.number, [])
-    return rows, adapter_type, tail, doctor.findings
+        plan.by_line.setdefault(finding.line or 0, []).append(finding)
+        if finding.code != "APX001" and finding.line:
+            plan.marks.append(finding.line)
+    return plan
 
 
-def _window(options: ShowOptions, total: int) -> tuple[int, int]:
-    if options.around is None:
-        return 0, total
-    line = options.around
-    return max(line - 1 - options.context, 0), min(line + options.context, total)
+def _pass(reopen, adapter_type: type[FormatAdapter], options: ShowOptions, repair: RepairOptions):
+    doctor = HistoryDoctor(adapter_type(marker=options.marker), repair)
+    plan = _Plan(adapter_type, counted=not adapter_type.one_history_a_line)
+    try:
+        with reopen() as lines:
+            _feed(doctor, plan, lines)
+        end = doctor.end(plan.total + 1)
+    except _ADAPTER_TROUBLE as exc:
+        # As check says it: the line named, never a traceback (nor the exception's text, which may quote the file).
+        raise InputError(
+            f"line {plan.total}: the {adapter_type.name} reader cannot handle this line ({type(exc).__name__}, "
+            "a bug worth reporting)"
+        ) from None
+    if end is not None and end.insert:
+        plan.tail = list(end.insert)
+        _note(plan, plan.total + 1, plan.tail)
+    return plan, doctor
+
+
+def _feed(doctor: HistoryDoctor, plan: _Plan, lines: Iterable[bytes]) -> None:
+    """Every line through the doctor; inlined as ``stream``'s check loop is, since it runs on every line."""
+    loads, refused, unparsed = orjson.loads, orjson.JSONDecodeError, jsonl.Unparsed
+    # Datasets review a line as a whole history; a relinking doctor must see every entry.
+    general = doctor.adapter.one_history_a_line or doctor.relinks
+    classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
+    number = turns = calls = results = 0
+    try:
+        for number, raw in enumerate(lines, 1):
+            try:
+                value = loads(raw)
+            except refused:
+                value = _parse(number, raw)
+                if type(value) is unparsed:
+                    plan.unparsed.append(number)
+                    plan.marks.append(number)
+                    continue
+            if general:
+                verdict = doctor.entry(number, value)
+            else:
+                entry = classify(value)
+                if entry is None:
+                    doctor.unrecognised(number)
+                    continue
+                if entry.opens_history:
+                    turns += 1
+                calls += len(entry.calls)
+                results += len(entry.results)
+                step = feed(number, entry)
+                if step is None:
+                    continue
+                verdict = apply(number, step, value)
+            if verdict is not None and verdict.insert:
+                _note(plan, number, list(verdict.insert))
+    finally:
+        plan.total, plan.turns, plan.calls, plan.results = number, turns, calls, results
+
+
+def _parse(number: int, raw: bytes) -> Any:
+    return jsonl.parse(raw.removeprefix(jsonl.BOM) if number == 1 else raw)
+
+
+def _note(plan: _Plan, number: int, inserted: list) -> None:
+    """Records inserted before entry ``number``: it and each call they close are drawn with context."""
+    plan.inserted[number] = inserted
+    plan.around.append(number)
+    plan.around.extend(pending.line for _record, pending in inserted)
+
+
+def _document(raw_lines: list[bytes], options: ShowOptions, adapter_type: type[FormatAdapter] | None):
+    """One JSON document (or a log read whole): a row per message, at the line where it starts."""
+    fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
+    rows = [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items]
+    plan = _Plan(fmt, total=len(rows), tail=list(tail), findings=findings)
+    # Positions, not line numbers: a message may span many lines.
+    position = {}
+    for i, row in enumerate(rows, 1):
+        position.setdefault(row.number, i)
+        if row.entry is not None:
+            plan.turns += row.entry.opens_history
+            plan.calls += len(row.entry.calls)
+            plan.results += len(row.entry.results)
+        if row.inserted:
+            plan.around.append(i)
+        if any(f.code != "APX001" for f in row.findings):
+            plan.marks.append(i)
+    for _record, pending in [pair for row in rows for pair in row.inserted] + plan.tail:
+        if pending.line in position:
+            plan.around.append(position[pending.line])
+    if plan.tail:
+        plan.around.append(len(rows) + 1)
+    return rows, plan
+
+
+def _spans(plan: _Plan, options: ShowOptions) -> list[tuple[int, int]]:
+    """The stretches of entries to draw (first, last), in order, apart."""
+    total, context = plan.total, options.context
+    if options.around is not None:
+        lo, hi = max(options.around - context, 1), min(options.around + context, total)
+        return [(lo, hi)] if lo <= hi else []
+    if options.all or total <= SHORT_SESSION:
+        return [(1, total)] if total else []
+    wanted = sorted([(n - context, n + context) for n in plan.around] + [(n, n) for n in plan.marks])
+    spans: list[tuple[int, int]] = []
+    for lo, hi in wanted:
+        lo, hi = max(lo, 1), min(hi, total)
+        if lo > hi:
+            continue
+        # A gap of one entry takes a line to say, as the entry would: draw it.
+        if spans and lo <= spans[-1][1] + 2:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
+
+
+def _streamed_rows(reopen, plan: _Plan, options: ShowOptions, spans: list[tuple[int, int]]) -> Iterator[tuple[int, _Row]]:
+    """Pass 2: the rows inside ``spans``, parsed and classified as they are read; the rest only counted."""
+    viewer = None if plan.adapter.one_history_a_line else plan.adapter(marker=options.marker)
+    # An adapter that keeps state between lines must see every line, in order, to say what each is.
+    every = viewer is not None and not plan.adapter.pure_classify
+    if not spans:
+        return
+    k, last = 0, spans[-1][1]
+    with reopen() as lines:
+        for number, raw in enumerate(islice(lines, plan.total), 1):
+            while spans[k][1] < number and k < len(spans) - 1:
+                k += 1
+            inside = spans[k][0] <= number <= spans[k][1]
+            if not (inside or every):
+                if number > last:
+                    return
+                continue
+            value = _parse(number, raw)
+            entry = None
+            if viewer is not None and type(value) is not jsonl.Unparsed:
+                entry = viewer.classify(value)
+            if inside:
+                yield number, _Row(number, raw, value, entry, plan.inserted.get(number, []), plan.by_line.get(number, []))
+            elif number > last:
+                return
+
+
+def _listed_rows(rows: list[_Row], spans: list[tuple[int, int]]) -> Iterator[tuple[int, _Row]]:
+    for lo, hi in spans:
+        for i in range(lo, hi + 1):
+            yield i, rows[i - 1]
+
+
+def _draw(path: str, plan: _Plan, options: ShowOptions, out: IO[str], color: bool | None, rows_in) -> None:
+    """Print the header, the summary, and the rows of each span, a batch at a time, with the gaps said."""
+    spans = _spans(plan, options)
+    with _output(out, color, options, _long(plan, spans, out)) as console:
+        console.print(_header(path, plan.adapter, plan.findings))
+        console.print(_summary(plan, options, spans))
+        sheet, shown = _Sheet(console, plan.total), 0
+        with contextlib.closing(rows_in(spans)) as rows:
+            for ordinal, row in rows:
+                if ordinal != shown + 1:
+                    sheet.gap(ordinal - shown - 1)
+                _add_row(sheet, row, plan.adapter, options)
+                shown = ordinal
+        if spans and spans[-1][1] >= plan.total:
+            for record, pending in plan.tail:
+                sheet.row(*_interruption(record, pending, options))
+        if spans and shown < plan.total:
+            sheet.gap(plan.total - shown)
+        sheet.flush()
+
+
+class _Sheet:
+    """Rows laid out as three columns (line, mark, entry), folded here and written a batch at a time.
+
+    Not a Rich ``Table``, nor Rich's text layout: those measure and wrap every
+    cell, about 4 ms a row, which made the default view of a long session cost
+    several times a check. Here a row costs a fold of a few short, already
+    ``printable`` texts, each run written in its style as Rich would write it
+    (the console's colour system, none when colour is off); the look is the
+    table's: right-aligned numbers, a hanging indent.
+    """
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.number_width = max(len(str(total)), 4) + 1
+        self.indent = " " * (self.number_width + 7)
+        self.width = max(console.width - len(self.indent), 20)
+        self.colors = None if console.no_color else console._color_system
+        self.batch: list[str] = []
+        self.rows = 0
+        self.headed = False
+
+    def row(self, number: str, symbol: Text, parts: list[Text | None]) -> None:
+        if not self.headed:
+            self._head()
+        write, first = self.batch.append, True
+        lead = self._run(number.rjust(self.number_width), "dim") + "   " + self._text(symbol, 0, len(symbol.plain))
+        lead += " " * (4 - symbol.cell_len)
+        for part in parts:
+            # None: a rule across the entry column (where an interruption begins).
+            if part is None:
+                pieces = [(Text("─" * self.width, style="red"), 0, self.width)]
+            else:
+                pieces = _fold(part, self.width)
+            for text, start, end in pieces:
+                write(lead if first else self.indent)
+                write(self._text(text, start, end))
+                write("\n")
+                first = False
+        self.rows += 1
+        if self.rows >= TABLE_ROWS:
+            self.flush()
+
+    def gap(self, count: int) -> None:
+        self.flush()
+        self.console.print(Text(""))
+        self.console.print(_gap(count))
+        self.console.print(Text(""))
+
+    def flush(self) -> None:
+        if self.batch:
+            self.console.file.write("".join(self.batch))
+            self.console.file.flush()
+        self.batch, self.rows = [], 0
+
+    def _head(self) -> None:
+        self.headed = True
+        head = Text("Line".rjust(self.number_width), style="bold")
+        head.append(" " * 7 + "Entry", style="bold")
+        self.console.print(Text(""))
+        self.console.print(head)
+        self.console.print(Text("─" * (len(self.indent) + self.width)))
+
+    def _text(self, text: Text, start: int, end: int) -> str:
+        """``text[start:end]`` with its styles (the text's own, and its spans')."""
+        plain = text.plain[start:end].rstrip()
+        end = start + len(plain)
+        if self.colors is None or not plain:
+            return plain
+        base = str(text.style or "")
+        cuts = sorted({start, end} | {p for span in text.spans for p in (span.start, span.end) if start < p < end})
+        out = []
+        for lo, hi in pairwise(cuts):
+            styles = [base] + [str(span.style) for span in text.spans if span.start <= lo and span.end >= hi]
+            out.append(self._run(text.plain[lo:hi], " ".join(s for s in styles if s)))
+        return "".join(out)
+
+    def _run(self, text: str, style: str) -> str:
+        if self.colors is None or not style or not text:
+            return text
+        return _style(style).render(text, color_system=self.colors)
+
+
+@functools.lru_cache(maxsize=64)
+def _style(name: str) -> Style:
+    return Style.parse(name)
+
+
+def _fold(text: Text, width: int) -> list[tuple[Text, int, int]]:
+    """``text`` cut into lines of at most ``width`` cells, at spaces where it can be (as Rich's ``fold``):
+    (text, start, end) a line."""
+    if "\t" in text.plain:
+        text.expand_tabs(4)
+    plain = text.plain
+    if len(plain) <= width and (plain.isascii() or cell_len(plain) <= width):
+        return [(text, 0, len(plain))]
+    offsets = [0, *_breaks(plain, width), len(plain)]
+    return [(text, lo, hi) for lo, hi in pairwise(offsets)]
+
+
+def _breaks(plain: str, width: int) -> list[int]:
+    """Where each folded line starts (the first at 0 left out)."""
+    cells = None if plain.isascii() else [get_character_cell_size(c) for c in plain]
+    offsets, start, used, space = [], 0, 0, -1
+    for i, char in enumerate(plain):
+        size = 1 if cells is None else cells[i]
+        if used + size > width and i > start:
+            cut = space + 1 if space > start else i
+            offsets.append(cut)
+            start, space = cut, -1
+            used = (i - cut) if cells is None else sum(cells[cut:i])
+        if char == " ":
+            space = i
+        used += size
+    return offsets
+
+
+def _add_row(sheet: _Sheet, row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> None:
+    for record, pending in row.inserted:
+        sheet.row(*_interruption(record, pending, options))
+    if row.entry is not None and row.entry.opens_history:
+        sheet.row("", Text(""), [Text("── user turn ──", style="bold")])
+    sheet.row(*_entry_row(row, adapter, options))
+    for finding in row.findings:
+        if finding.code != "APX001":
+            sheet.row("", Text("!", style="yellow"), [_finding_text(finding)])
+
+
+def _gap(count: int) -> Text:
+    return Text(f"… {count:,} entr{'y' if count == 1 else 'ies'} …", style="dim")
+
+
+def _summary(plan: _Plan, options: ShowOptions, spans: list[tuple[int, int]]) -> Text:
+    """One line for the whole file, e.g. ``In all: 1,204 entries, 87 turns, ...; 1 interrupted call (line 1,180)``."""
+    parts = [_count(plan.total, "entry", "entries")]
+    if plan.counted:
+        parts += [_count(plan.turns, "turn"), _count(plan.calls, "call"), _count(plan.results, "result")]
+    text = Text("In all: " + ", ".join(parts), style="dim")
+    cut = sorted({f.line or 0 for f in plan.findings if f.code == "APX001"})
+    interrupted = sum(1 for f in plan.findings if f.code == "APX001")
+    if interrupted:
+        named = ", ".join(f"{n:,}" for n in cut[:NAMED_LINES]) + (
+            f" and {len(cut) - NAMED_LINES:,} more" if len(cut) > NAMED_LINES else ""
+        )
+        text.append(f"; {_count(interrupted, 'interrupted call')} (line{'s' if len(cut) != 1 else ''} {named})", style="red")
+    others = sum(1 for f in plan.findings if f.code != "APX001")
+    if others:
+        text.append(f"; {_count(others, 'other finding')}", style="yellow")
+    if plan.unparsed:
+        text.append(f"; {_count(len(plan.unparsed), 'line')} not JSON", style="red")
+    whole = spans == [(1, plan.total)] or not plan.total
+    if not whole and options.around is None:
+        what = f"each interrupted call and finding with {options.context} entries either side" if spans else "no entry"
+        text.append(f". Drawn: {what}; --all draws every entry", style="dim")
+    return text
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _long(plan: _Plan, spans: list[tuple[int, int]], out: IO[str]) -> bool:
+    """Whether the drawing is likely taller than the terminal (a row takes two lines or more, mostly)."""
+    rows = sum(hi - lo + 1 for lo, hi in spans) + 4 * len(plan.inserted) + len(spans)
+    try:
+        height = os.get_terminal_size(out.fileno()).lines
+    except (AttributeError, OSError, ValueError):
+        height = 24
+    return 2 * rows + 2 > height
+
+
+class _PagerClosed(Exception):
+    """The reader quit the pager: the rest need not be drawn."""
+
+
+class _PagerStream:
+    """The pager's standard input, standing for the terminal: Rich colours and sizes as it would there."""
+
+    def __init__(self, pipe: IO[str], terminal: IO[str]) -> None:
+        self._pipe = pipe
+        self._terminal = terminal
+        self.encoding = pipe.encoding
+
+    def write(self, text: str) -> int:
+        try:
+            return self._pipe.write(text)
+        except (BrokenPipeError, OSError):
+            raise _PagerClosed from None
+
+    def flush(self) -> None:
+        try:
+            self._pipe.flush()
+        except (BrokenPipeError, OSError):
+            raise _PagerClosed from None
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._terminal.fileno()
+
+
+def _pager_command() -> str | None:
+    """``$PAGER``, else ``less``, as git does; None for none (``PAGER=cat`` or empty, no less installed)."""
+    import shutil
+
+    command = os.environ.get("PAGER")
+    if command is None:
+        return "less" if shutil.which("less") else None
+    return None if command.strip() in ("", "cat") else command
+
+
+@contextlib.contextmanager
+def _output(out: IO[str], color: bool | None, options: ShowOptions, long: bool) -> Iterator[Console]:
+    """The console to draw on: the pager's when ``out`` is a terminal and the drawing long, else ``out``'s own.
+
+    Written to as it is drawn (never captured whole, as Rich's ``console.pager()`` would):
+    memory stays flat for ``--all`` too. Output that is no terminal is never paged.
+    """
+    command = _pager_command() if options.pager and long and _is_tty(out) else None
+    if command is None:
+        yield text_console(out, color)
+        return
+    # As git: quit at once if it fits a screen, keep colours, leave the screen as it is.
+    env = {**os.environ, "LESS": os.environ.get("LESS", "FRX"), "LV": os.environ.get("LV", "-c")}
+    pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env, encoding="utf-8", errors="replace")
+    try:
+        yield text_console(_PagerStream(pager.stdin, out), color)
+    except _PagerClosed:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            pager.stdin.close()
+        pager.wait()
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _header(path: str, adapter: type[FormatAdapter], findings: list[Finding]) -> Text:
@@ -149,17 +610,17 @@ def _header(path: str, adapter: type[FormatAdapter], findings: list[Finding]) ->
     return text
 
 
-def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> tuple[Text, Text, Any]:
-    number = Text(str(row.number))
+def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
+    number = str(row.number)
     if type(row.value) is jsonl.Unparsed:
         kind = "blank line" if row.value.kind == jsonl.BLANK else f"not JSON: {row.value.reason}"
-        return number, Text("✗", style="red"), Text(printable(kind, options.width), style="red")
+        return number, Text("✗", style="red"), [Text(printable(kind, options.width), style="red")]
     entry = row.entry
     preview = _preview(row.value, options.width, bare=entry is not None and bool(entry.calls or entry.results))
     if entry is None:
         symbol, label, style = ("·", "row", "") if adapter.one_history_a_line else ("?", "unrecognised", "yellow")
-        return number, Text(symbol, style=style), Text(f"{label}: {preview}", style=style)
-    parts: list[Any] = []
+        return number, Text(symbol, style=style), [Text(f"{label}: {preview}", style=style)]
+    parts: list[Text | None] = []
     if entry.results:
         for result in entry.results:
             mark = " (not-run record)" if result.not_run else " (placeholder)" if result.placeholder else ""
@@ -187,7 +648,7 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
     )
     head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")
     head.append(preview, style="" if entry.boundary else "dim")
-    return number, Text(symbol), Group(head, *parts) if parts else head
+    return number, Text(symbol), [head, *parts]
 
 
 # Messages that instruct the model rather than answer: labelled by their role, not "reply".
@@ -209,7 +670,7 @@ def _role(value: Any) -> str | None:
     return None
 
 
-def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Text, Any]:
+def _interruption(record: Any, pending, options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
     call = pending.call
     kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
     head = Text("✂ interrupted: ", style="bold red")
@@ -217,7 +678,7 @@ def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Tex
     inserted = Text("  a repair inserts: ", style="red")
     inserted.append(printable(record, options.width))
     advice = Text(f"  next: {SAFE_NEXT[kind]}", style="italic")
-    return Text("+", style="red"), Text("✂", style="bold red"), Group(Divider(style="red"), head, inserted, advice)
+    return "+", Text("✂", style="bold red"), [None, head, inserted, advice]
 
 
 def _finding_text(finding: Finding) -> Text:

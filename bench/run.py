@@ -227,6 +227,8 @@ def main() -> int:
         f"{'yes' if max(peak_check, peak_fix) <= 100 and flat else 'NO'} |"
     )
 
+    show_rows(table, made)
+
     one = str(DATA / "one-line.jsonl")
     runs_start, runs_typer = alternate([*DOCTOR, "check", "--isolated", one], [PYTHON, "-c", "import typer"], runs=max(RUNS, 10))
     table.timed("`check` of a one-line file (start-up)", runs_start, runs_typer, '`python -c "import typer"`', 1.5)
@@ -264,6 +266,23 @@ def main() -> int:
     library_row(table)
     (DATA / "last-run.md").write_text("\n".join(table.rows) + "\n")
     return 0
+
+
+def show_rows(table: Table, made: dict[str, generate.Made]) -> None:
+    """Issue 15's `show` rows: its default view against `check` of the same file, and its peak memory, flat."""
+    chat, quarter = made["chat"], made["quarter"]
+    size = f"{chat.bytes / 1e9:.2f} GB"
+    show = [*DOCTOR, "show", "--isolated", "--no-pager", str(chat.path)]
+    runs_show, runs_check = alternate(show, [*DOCTOR, "check", "--isolated", str(chat.path)])
+    table.timed(f"`show` {size} chat (default view)", runs_show, runs_check, "`check` of the same file", 2.0)
+    small = measure([*DOCTOR, "show", "--isolated", "--no-pager", str(quarter.path)])
+    peak = max(s.maxrss_mb for s in runs_show)
+    flat = abs(peak - small.maxrss_mb) <= 10
+    table.add(
+        f"| peak memory, `show` {size} | {peak:.0f} MB (`show` of a quarter of the file: {small.maxrss_mb:.0f} MB) "
+        f"| `check`: {max(s.maxrss_mb for s in runs_check):.0f} MB | — | ≤ 100 MB, flat | "
+        f"{'yes' if peak <= 100 and flat else 'NO'} |"
+    )
 
 
 def short_rows(table: Table, made: dict[str, generate.Made], loop: list[str]) -> None:
