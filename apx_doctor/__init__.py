@@ -29,9 +29,9 @@ __all__ = [
     "Inserted",
     "RepairResult",
     "UnrecognisedHistoryError",
+    "__version__",
     "check_messages",
     "repair_messages",
-    "__version__",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover

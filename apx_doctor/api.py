@@ -26,9 +26,10 @@ there ``line`` is the 1-based item and ``index`` the 0-based message inside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from . import objects
 from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start

@@ -24,7 +24,7 @@ import os
 import sys
 import time
 from enum import Enum
-from typing import List, NoReturn, Optional
+from typing import NoReturn
 
 import typer
 
@@ -217,10 +217,10 @@ FAIL_ON = typer.Option(
 
 # Every option a command can take: name -> (annotation, Typer parameter).
 _OPTIONS = {
-    "paths": (List[str], PATHS),
+    "paths": (list[str], PATHS),
     "in_place": (bool, typer.Option(False, "--in-place", "-i", help="Write each repaired file back, atomically.")),
     "output": (
-        Optional[str],
+        str | None,
         typer.Option(
             None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."
         ),
@@ -235,7 +235,7 @@ _OPTIONS = {
         ),
     ),
     "drop_orphans": (
-        Optional[bool],
+        bool | None,
         typer.Option(
             None,
             "--drop-orphans/--no-drop-orphans",
@@ -244,7 +244,7 @@ _OPTIONS = {
         ),
     ),
     "drop_empty_blocks": (
-        Optional[bool],
+        bool | None,
         typer.Option(
             None,
             "--drop-empty-blocks/--no-drop-empty-blocks",
@@ -252,36 +252,36 @@ _OPTIONS = {
             show_default=False,
         ),
     ),
-    "target": (Optional[str], TARGET),
-    "fail_on": (Optional[str], FAIL_ON),
+    "target": (str | None, TARGET),
+    "fail_on": (str | None, FAIL_ON),
     "input_format": (InputFormat, INPUT_FORMAT),
-    "output_format": (Optional[OutputFormat], OUTPUT_FORMAT),
-    "marker": (Optional[str], MARKER),
+    "output_format": (OutputFormat | None, OUTPUT_FORMAT),
+    "marker": (str | None, MARKER),
     "color": (Color, COLOR),
     "verbose": (bool, VERBOSE),
     "quiet": (bool, QUIET),
-    "config": (Optional[str], CONFIG),
+    "config": (str | None, CONFIG),
     "isolated": (bool, ISOLATED),
-    "select": (Optional[str], SELECT),
-    "ignore": (Optional[str], IGNORE),
-    "extend_select": (Optional[List[str]], EXTEND_SELECT),
-    "extend_ignore": (Optional[List[str]], EXTEND_IGNORE),
-    "per_file_ignores": (Optional[List[str]], PER_FILE_IGNORES),
+    "select": (str | None, SELECT),
+    "ignore": (str | None, IGNORE),
+    "extend_select": (list[str] | None, EXTEND_SELECT),
+    "extend_ignore": (list[str] | None, EXTEND_IGNORE),
+    "per_file_ignores": (list[str] | None, PER_FILE_IGNORES),
     "keep_open_tail": (bool, KEEP_OPEN_TAIL),
     "salvage": (
         bool,
         typer.Option(False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."),
     ),
-    "jobs": (Optional[int], JOBS),
+    "jobs": (int | None, JOBS),
     "show_all": (bool, SHOW_ALL),
-    "call_id": (Optional[str], CALL_ID),
-    "exclude": (Optional[List[str]], EXCLUDE),
-    "extend_exclude": (Optional[List[str]], EXTEND_EXCLUDE),
-    "force_exclude": (Optional[bool], FORCE_EXCLUDE),
+    "call_id": (str | None, CALL_ID),
+    "exclude": (list[str] | None, EXCLUDE),
+    "extend_exclude": (list[str] | None, EXTEND_EXCLUDE),
+    "force_exclude": (bool | None, FORCE_EXCLUDE),
     "exit_zero": (bool, EXIT_ZERO),
     "statistics": (bool, STATISTICS),
-    "report_file": (Optional[str], REPORT_FILE),
-    "stdin_filename": (Optional[str], STDIN_FILENAME),
+    "report_file": (str | None, REPORT_FILE),
+    "stdin_filename": (str | None, STDIN_FILENAME),
     "force": (
         bool,
         typer.Option(
@@ -544,7 +544,7 @@ def _run(flags) -> NoReturn:
         _usage_error(str(exc))
     except typer.Exit:
         raise
-    except Exception as exc:  # the one place an unexpected error becomes exit 2
+    except Exception as exc:  # the one place an unexpected error becomes exit 2  # noqa: BLE001
         _internal_error(exc, flags.verbose)
     finally:
         if diff is not None:
@@ -627,7 +627,7 @@ def _internal_error(exc: Exception, verbose: bool) -> NoReturn:
 class _Input:
     """One file a run looks at: found by walking a folder (or a home), and the home's session it is."""
 
-    __slots__ = ("path", "walked", "session")
+    __slots__ = ("path", "session", "walked")
 
     def __init__(self, path: str, walked: bool, session=None) -> None:
         self.path, self.walked, self.session = path, walked, session
@@ -920,10 +920,10 @@ class SessionsFormat(str, Enum):
 @app.command()
 def sessions(
     all_: bool = typer.Option(False, "--all", help="List every session, the clean ones too."),
-    runtime: Optional[str] = typer.Option(
+    runtime: str | None = typer.Option(
         None, "--runtime", metavar="NAME", help="Only this runtime's home (claude-code, codex, ...)."
     ),
-    call_id: Optional[str] = CALL_ID,
+    call_id: str | None = CALL_ID,
     output_format: SessionsFormat = typer.Option(
         SessionsFormat.text,
         "--output-format",
@@ -932,11 +932,11 @@ def sessions(
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
-    config: Optional[str] = CONFIG,
+    config: str | None = CONFIG,
     isolated: bool = ISOLATED,
-    jobs: Optional[int] = JOBS,
-    exclude: Optional[List[str]] = EXCLUDE,
-    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
+    jobs: int | None = JOBS,
+    exclude: list[str] | None = EXCLUDE,
+    extend_exclude: list[str] | None = EXTEND_EXCLUDE,
 ) -> None:
     """List the sessions in the agent runtimes' homes on this machine that hold interrupted
     tool calls: runtime, project, session id, last write, the calls, and the command that
@@ -948,17 +948,17 @@ def sessions(
     """
     from .errors import UsageError
 
-    given = dict(
-        color=color,
-        verbose=verbose,
-        quiet=quiet,
-        config=config,
-        isolated=isolated,
-        jobs=jobs,
-        call_id=call_id,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-    )
+    given = {
+        "color": color,
+        "verbose": verbose,
+        "quiet": quiet,
+        "config": config,
+        "isolated": isolated,
+        "jobs": jobs,
+        "call_id": call_id,
+        "exclude": exclude,
+        "extend_exclude": extend_exclude,
+    }
     code = EXIT_OK
     try:
         code = _sessions(_flags("sessions", given), runtime, output_format.value, all_)
@@ -966,7 +966,7 @@ def sessions(
         _usage_error(str(exc))
     except typer.Exit:
         raise
-    except Exception as exc:
+    except Exception as exc:  # an unexpected error becomes exit 2, as in check and fix  # noqa: BLE001
         _internal_error(exc, verbose)
     raise typer.Exit(code)
 
@@ -1034,9 +1034,9 @@ def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> in
 
 @app.command()
 def rule(
-    code: Optional[str] = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
+    code: str | None = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
     all_: bool = typer.Option(False, "--all", help="Explain every rule."),
-    search: Optional[str] = typer.Option(
+    search: str | None = typer.Option(
         None,
         "--search",
         metavar="TEXT",
@@ -1072,13 +1072,13 @@ def rule(
 @app.command()
 def show(
     path: str = typer.Argument(..., metavar="FILE", help="One transcript; - reads standard input."),
-    around: Optional[int] = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
+    around: int | None = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
     context: int = typer.Option(5, "--context", "-C", min=0, help="How many entries either side of --around."),
     width: int = typer.Option(200, "--width", min=20, help="Fold content longer than this many characters."),
     input_format: InputFormat = INPUT_FORMAT,
-    marker: Optional[str] = MARKER,
+    marker: str | None = MARKER,
     color: Color = COLOR,
-    config: Optional[str] = CONFIG,
+    config: str | None = CONFIG,
     isolated: bool = ISOLATED,
 ) -> None:
     """Draw the conversation as a timeline: turns, calls, results, and where each interruption happened."""

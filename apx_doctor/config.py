@@ -453,7 +453,7 @@ class Options:
     def command(self) -> str:
         return self.flags.command
 
-    def for_config(self, config: Config) -> "Options":
+    def for_config(self, config: Config) -> Options:
         """The same command line over another configuration (a file's own).
 
         The output format is the run's: one report has one format.

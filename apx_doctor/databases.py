@@ -186,7 +186,7 @@ def _located(finding: Finding, session: _Session, offset: int) -> Finding:
 # --- the run ----------------------------------------------------------------------------
 
 
-def run_path(path: str, options: "RunOptions") -> FileReport:
+def run_path(path: str, options: RunOptions) -> FileReport:
     """Check (or repair) one OpenCode store; ``runner.run_path`` for a database."""
     from .runner import Mode
 

@@ -18,8 +18,8 @@ import fnmatch
 import os
 import re
 import subprocess
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 SUFFIX = ".jsonl"
 CONTRACT_FOLDER = ".apc"
@@ -53,10 +53,10 @@ Rules = Callable[[str, bool], "tuple[Excluder, bool]"]
 
 def discover(
     paths: Iterable[str],
-    excluder: "Excluder | None" = None,
+    excluder: Excluder | None = None,
     force_exclude: bool = False,
     *,
-    rules: "Rules | None" = None,
+    rules: Rules | None = None,
     stdin_name: str | None = None,
 ) -> list[Found]:
     """``expand`` that also says where each input came from, leaving out what ``excluder`` excludes.
@@ -69,7 +69,7 @@ def discover(
     standard input is matched by (--stdin-filename).
     """
 
-    def rules_for(path: str, folder: bool) -> "tuple[Excluder | None, bool]":
+    def rules_for(path: str, folder: bool) -> tuple[Excluder | None, bool]:
         return rules(path, folder) if rules is not None else (excluder, force_exclude)
 
     out: list[Found] = []
@@ -103,7 +103,7 @@ def discover(
     return out
 
 
-def walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
+def walk(folder: str, excluder: Excluder | None = None) -> list[str]:
     listed = _git_files(folder)
     if listed is None:
         listed = _plain_walk(folder, excluder)
@@ -130,7 +130,7 @@ def _git_files(folder: str) -> list[str] | None:
     return [p for p in (os.path.normpath(os.path.join(folder, n)) for n in names) if os.path.isfile(p)]
 
 
-def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
+def _plain_walk(folder: str, excluder: Excluder | None = None) -> list[str]:
     out = []
     patterns: dict[str, list[str]] = {}
     for root, dirs, files in os.walk(folder):
@@ -192,7 +192,7 @@ class Excluder:
     matches a folder excludes everything in it.
     """
 
-    def __init__(self, patterns: "Iterable[str] | Callable[[], Iterable[str]]", root: str | os.PathLike[str]) -> None:
+    def __init__(self, patterns: Iterable[str] | Callable[[], Iterable[str]], root: str | os.PathLike[str]) -> None:
         """``patterns`` may be a function that gives them: asked only once a file is matched
         (a run of named files without --force-exclude never is)."""
         self.root = os.path.abspath(root)

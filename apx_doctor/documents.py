@@ -34,8 +34,9 @@ import bisect
 import dataclasses
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 
@@ -162,7 +163,7 @@ def _document(lines: list[bytes], adapter: type[FormatAdapter] | None):
     all, is refused here (``InputError``, naming the line).
     """
     data = b"".join(lines)
-    body = data[len(jsonl.BOM) :] if data.startswith(jsonl.BOM) else data
+    body = data.removeprefix(jsonl.BOM)
     value, problem = _parse(body)
     if problem is None:
         candidates = [adapter] if adapter is not None else list(document_formats())
@@ -192,7 +193,7 @@ def _looks_like_lines(lines: list[bytes]) -> bool:
 
 def _refuse_document(lines: list[bytes], adapter: type[FormatAdapter] | None):
     data = b"".join(lines)
-    _, problem = _parse(data[len(jsonl.BOM) :] if data.startswith(jsonl.BOM) else data)
+    _, problem = _parse(data.removeprefix(jsonl.BOM))
     if adapter is None:
         raise InputError(f"{problem}; this file is one JSON document, so nothing was checked")
     if problem is None:
@@ -364,12 +365,12 @@ def _messages_path(fmt, value: Any) -> tuple:
     return () if fmt.document_messages(value) is value else ("messages",)
 
 
-def _at(finding: Finding, where: "_Where") -> Finding:
+def _at(finding: Finding, where: _Where) -> Finding:
     number = finding.line or 1
     return dataclasses.replace(finding, line=where.message_line(number - 1), index=number - 1)
 
 
-def _edit_at(edit: Edit, where: "_Where", messages: list, patching: bool) -> Edit:
+def _edit_at(edit: Edit, where: _Where, messages: list, patching: bool) -> Edit:
     index = edit.line - 1
     line = where.message_line(index)
     if patching:
@@ -422,7 +423,7 @@ class _Where:
 
 
 _STRUCTURE = re.compile(rb'[\[\]{},:"]')
-_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SPACE = re.compile(rb"[ \t\r\n]*")
 
 

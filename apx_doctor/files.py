@@ -15,8 +15,8 @@ import stat
 import sys
 import time
 import zlib
-from collections.abc import Iterator
-from typing import BinaryIO, Iterable
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 from .errors import InputError, WriteError
 
@@ -189,7 +189,7 @@ def open_lines(path: str) -> Iterator[Iterable[bytes]]:
         yield _bounded(sys.stdin.buffer, path)
         return
     try:
-        handle = open(path, "rb", buffering=READ_BUFFER)
+        handle = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 (opened apart: `with handle` below)
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
@@ -506,7 +506,7 @@ class InPlaceSink:
     def __init__(
         self,
         path: str,
-        sidecar: "Sidecar | None" = None,
+        sidecar: Sidecar | None = None,
         *,
         force: bool = False,
         backup: bool = False,
@@ -716,7 +716,7 @@ def _ensure_rewritable(path: str, target: str, before: os.stat_result) -> None:
         raise WriteError(f"{path}: its folder {folder} is read-only; nothing was written")
 
 
-def _commit_with(sidecar: "Sidecar | None", commit) -> None:
+def _commit_with(sidecar: Sidecar | None, commit) -> None:
     """Salvaged lines reach the sidecar before the transcript loses them.
 
     A crash in between leaves them in both places, never in neither; a failed
@@ -921,7 +921,7 @@ def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator:
     import orjson
 
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 (opened apart: `with handle` below)
     except OSError:
         return
     with handle:
@@ -993,7 +993,7 @@ class Sidecar:
         self.path = sidecar_path(self.source)
         import tempfile
 
-        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed with the sidecar)
         self.count = 0
         self._fd: int | None = None
         self._size = 0
@@ -1118,7 +1118,7 @@ class OutputFileSink:
                 raise WriteError(f"{path}: is a directory; nothing was written")
             import tempfile
 
-            self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+            self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed by commit or abort)
             self.keep = self.write = self.buffer.write
             return
         if found is not None and found.st_nlink > 1:
@@ -1212,7 +1212,7 @@ class StdoutSink:
         self.sidecar = sidecar
         import tempfile
 
-        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed by commit or abort)
         self.keep = self.write = self.buffer.write
 
     def drop(self, raw: bytes) -> None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,10 +421,10 @@ def resume_command(runtime: Runtime, session_id: str | None) -> list[str] | None
 
 
 __all__ = [
+    "RUNTIMES",
     "FromLine",
     "FromPath",
     "Home",
-    "RUNTIMES",
     "Runtime",
     "SessionFile",
     "bookkeeping_patterns",

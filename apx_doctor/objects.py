@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .formats.base import (

@@ -19,8 +19,9 @@ what a message is through its ``shape`` hook (``formats.base.Shape``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any
 
 from .model import Finding
 from .rules import RULES, Severity
@@ -154,14 +155,14 @@ class Structure:
     """
 
     __slots__ = (
-        "profile",
         "calls",
-        "items",
-        "role",
-        "reasoning",
-        "open_calls",
-        "first_user_line",
         "drop_empty_blocks",
+        "first_user_line",
+        "items",
+        "open_calls",
+        "profile",
+        "reasoning",
+        "role",
     )
 
     def __init__(self, profile: Profile, *, drop_empty_blocks: bool = False) -> None:

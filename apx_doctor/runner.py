@@ -7,9 +7,10 @@ mode, commits or aborts it, and turns what stops a run into a report value.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Iterable, Iterator, Sequence
+from typing import Self
 
 from . import files, stream
 from .doctor import RepairOptions, from_start
@@ -136,7 +137,7 @@ class _Replayable:
             return self.handle
         import tempfile
 
-        self.kept = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.kept = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (lives as long as the source)
         return _tee(self.handle, self.kept.write)
 
     def again(self) -> Iterable[bytes]:
@@ -291,7 +292,7 @@ def _parallel(work: list[tuple[str, RunOptions]], jobs: int) -> Iterator[FileRep
         for chunk, future in zip(chunks, futures):
             try:
                 yield from future.result()
-            except Exception:  # a dead worker (BrokenProcessPool) or a bug raised in one
+            except Exception:  # a dead worker (BrokenProcessPool) or a bug raised in one  # noqa: BLE001
                 # Which file killed the worker is unknown: run each of the
                 # chunk alone, so only the guilty one is lost.
                 for path, opts in chunk:
@@ -307,7 +308,7 @@ def _isolated(path: str, opts: RunOptions) -> FileReport:
             return pool.submit(_run_chunk, [(path, opts)]).result()[0]
         except BrokenProcessPool:
             return FileReport(path, error=f"{files.describe(path)}: the worker process died while checking this file")
-        except Exception as exc:  # an internal error: this file's report carries it, the others go on
+        except Exception as exc:  # an internal error: this file's report carries it, the others go on  # noqa: BLE001
             from .safe import printable
 
             detail = printable(f"{type(exc).__name__}: {exc}", 200)
@@ -343,7 +344,7 @@ class _ByteProgress:
         self.total = _size(handle) if enabled else None
         self.thread = None
 
-    def __enter__(self) -> "_ByteProgress":
+    def __enter__(self) -> Self:
         if self.total:
             import threading
 
@@ -360,7 +361,7 @@ class _ByteProgress:
     def _draw(self) -> None:
         try:
             self._show()
-        except Exception:  # a progress bar that cannot be drawn is no reason to stop or to print
+        except Exception:  # a progress bar that cannot be drawn is no reason to stop or to print  # noqa: BLE001, S110
             pass
 
     def _show(self) -> None:

@@ -8,9 +8,10 @@ never held whole in memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import orjson
 
@@ -135,7 +136,7 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
+def _drive(run_: _Pass, head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
     doctor = run_.doctor
@@ -156,7 +157,7 @@ def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[b
 # or whose lines link to removed ones, take the general loop.
 
 
-def _generic_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _generic_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     for raw in rest:
         try:
@@ -166,7 +167,7 @@ def _generic_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         line(raw, value)
 
 
-def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _check_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     """A check writes nothing: a parsed line goes from the parser to the adapter and the engine."""
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     doctor = run_.doctor
@@ -199,7 +200,7 @@ def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         run_.number = number
 
 
-def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _repair_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     """A repair: a line that needs nothing is kept and fed to the self-check, all inline.
 
     Locals stand in for ``run_``'s counters and are written back before
@@ -266,7 +267,7 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         _sync(run_, number, out_number, last)
 
 
-def _sync(run_: "_Pass", number: int, out_number: int, last: bytes | None) -> None:
+def _sync(run_: _Pass, number: int, out_number: int, last: bytes | None) -> None:
     """Write a loop's counters back to ``run_`` before it is asked to do anything."""
     run_.number, run_.out_number = number, out_number
     if last is not None:
@@ -283,14 +284,14 @@ def _checked(data: bytes, value: Any, number: int) -> bytes:
 
 
 def _parse_first(raw: bytes) -> Any:
-    return jsonl.parse(raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw)
+    return jsonl.parse(raw.removeprefix(jsonl.BOM))
 
 
 def _opens_a_document(head: list[bytes]) -> bool:
     """Whether the first non-blank line is a lone ``{`` or ``[``: no JSON Lines record
     is, and a JSON document written with indentation (a Gemini CLI session) starts so."""
     for raw in head:
-        text = raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw
+        text = raw.removeprefix(jsonl.BOM)
         text = text.strip()
         if text:
             return text in (b"{", b"[")

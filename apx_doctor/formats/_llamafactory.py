@@ -27,9 +27,10 @@ messages around it.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..engine import Entry, PendingCall, ToolCall, ToolResult
+from ..engine import Entry, PendingCall, ToolCall
 from .base import FormatAdapter, Insertion
 
 _USER = Entry(opens_history=True, boundary=True)

@@ -29,7 +29,8 @@ What the API demands, and how it maps onto the engine:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
 from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none

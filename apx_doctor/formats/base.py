@@ -11,8 +11,9 @@ Adding a format is one new module in this package that defines ``ADAPTER``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..engine import Entry, PendingCall, ToolResult
 
@@ -43,7 +44,7 @@ class Amend(Entry):
     if it sets ``amends``.
     """
 
-    __slots__ = ("code", "message", "call_id", "replacement")
+    __slots__ = ("call_id", "code", "message", "replacement")
 
     def __init__(
         self,
@@ -102,7 +103,7 @@ class Shape:
         kept: int,
         empty_results: Sequence[str | None] = (),
         unsigned: int = 0,
-    ) -> "Shape":
+    ) -> Shape:
         """A message of content blocks: a user message with content besides its results opens a turn."""
         opens = role == "user" and other
         return cls(
@@ -208,7 +209,7 @@ class FormatAdapter:
         """Records answering ``closed`` (all fixable), placed before ``before`` (None: at the end)."""
         raise NotImplementedError
 
-    def review_line(self, number: int, obj: Any, options: Any) -> "LineReview":
+    def review_line(self, number: int, obj: Any, options: Any) -> LineReview:
         """Check one line that holds a whole history (``one_history_a_line`` formats)."""
         raise NotImplementedError
 

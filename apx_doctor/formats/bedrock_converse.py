@@ -43,7 +43,8 @@ end of the history they form one new user message.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line

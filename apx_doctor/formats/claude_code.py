@@ -31,11 +31,11 @@ stay unique all the same.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import (
     DROP,
     NOT_A_RESULT,

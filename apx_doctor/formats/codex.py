@@ -22,8 +22,9 @@ the outputs of the calls it cancelled, so the event itself closes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import Detection, FormatAdapter, Insertion, str_or_none

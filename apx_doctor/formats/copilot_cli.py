@@ -35,8 +35,9 @@ thread, checked from its first event, and its ``subagent.completed`` or
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from datetime import datetime
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line, stable_uuid

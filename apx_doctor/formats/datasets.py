@@ -20,8 +20,9 @@ order; only the message list changes.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, Sequence
+from typing import Any
 
 from ..doctor import HistoryDoctor, RepairOptions, Verdict
 from ..model import Edit, Finding

@@ -38,9 +38,10 @@ one run, not a history Droid reads back: an unanswered call is reported with
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import (
     DROP,
     NOT_A_RESULT,

@@ -41,7 +41,8 @@ function): it is reported, not repaired.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line

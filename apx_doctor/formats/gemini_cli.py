@@ -42,7 +42,8 @@ insert messages, such calls are reported with ``fixable`` false.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
@@ -231,7 +232,7 @@ def _result_text(result: Any) -> Any:
 class Fold:
     """The conversation a log holds so far, replayed record by record as Gemini CLI loads it."""
 
-    __slots__ = ("metadata", "records", "messages_line")
+    __slots__ = ("messages_line", "metadata", "records")
 
     def __init__(self) -> None:
         self.metadata: dict[str, Any] = {}

@@ -26,7 +26,8 @@ close a turn but do not start the history.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line

@@ -33,7 +33,8 @@ such calls are reported with ``fixable`` false.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none

@@ -48,8 +48,9 @@ and the call, and never one the file already used.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import _PLACEHOLDER_LONGEST, DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, detect_by_line, text_of
@@ -73,7 +74,7 @@ _SYNTHETIC_LONGEST = len(_SYNTHETIC_SUFFIX) + 40
 # (8 MiB): a second run still derives the same ids, and memory stays flat.
 _EXACT_IDS = 200_000
 _BITMAP_BYTES = 1 << 23
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
 
 
@@ -361,7 +362,7 @@ def _moment(stamp: Any) -> datetime | None:
     except ValueError:
         return None
     # pi writes UTC (``toISOString``); a stamp with no zone is read as UTC too.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _judge(obj: dict) -> int | None:

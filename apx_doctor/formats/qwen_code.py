@@ -45,8 +45,8 @@ so memory stays flat however long the file is.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import (
@@ -111,7 +111,7 @@ class _Turn:
     by identity.
     """
 
-    __slots__ = ("line", "uuid", "below", "open")
+    __slots__ = ("below", "line", "open", "uuid")
 
     def __init__(self, line: dict, uuid: str | None) -> None:
         self.line = line

@@ -22,7 +22,8 @@ that ends the turn; the reasoning item is left as it is.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none

@@ -19,7 +19,7 @@ import difflib
 import os
 import shutil
 import sys
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..model import FileReport
 from . import RenderContext, neutral, shown_name, summary_text

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import orjson
 
 from ..model import FileReport
-from ..safe import json_safe, json_dumps
+from ..safe import json_dumps, json_safe
 from . import RenderContext, json_neutral, report_fixed, report_skipped, summary, write_document
 
 VERSION = 1

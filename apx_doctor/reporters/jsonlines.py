@@ -7,10 +7,10 @@ The summary goes to stderr, so stdout holds only records.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import FileReport
-from ..safe import json_safe, json_dumps
+from ..safe import json_dumps, json_safe
 from . import RenderContext, json_neutral, report_fixed, report_skipped, summary_text
 
 

@@ -8,8 +8,8 @@ for a POSIX shell.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 import orjson
 

@@ -9,7 +9,7 @@ are reported on stderr, and the summary goes there too (json keeps it inside).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import orjson
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..model import FileReport, Finding
 from ..rules import Severity
@@ -172,8 +173,6 @@ def _more(out: Console, total: int, limit: int | None, what: str) -> None:
 
 def _title(report: FileReport) -> Text:
     from rich.text import Text
-
-    from ..safe import printable
 
     title = Text(shown_name(report.path), style="bold")
     title.append(f"  ({report.format})", style="dim")
@@ -369,7 +368,7 @@ def _console_width(stream, environ) -> int:
         # Rich asks the standard streams' descriptors in this order, the first terminal wins.
         try:
             fd = std.fileno()
-        except Exception:
+        except Exception:  # as Rich: None, closed, detached or no descriptor  # noqa: BLE001
             fd = default
         try:
             width = os.get_terminal_size(fd).columns
