@@ -400,7 +400,7 @@ def _trouble(doctor: HistoryDoctor, where: str, exc: BaseException) -> ValueErro
     return ValueError(f"{where}: the {doctor.adapter.name} reader cannot handle it ({type(exc).__name__}, a bug worth reporting)")
 
 
-def _insert(out: list[Any], inserted: list[Inserted], records: list) -> None:
+def _insert(out: list[Any], inserted: list[Inserted], records: list[Any]) -> None:
     for record, pending in records:
         inserted.append(Inserted(len(out), pending.call.id, pending.call.name, record))
         out.append(record)
@@ -428,7 +428,7 @@ def _adapter(name: str, messages: Sequence[Any]) -> type[FormatAdapter]:
     return found
 
 
-def _looks(samples: list) -> str:
+def _looks(samples: list[Any]) -> str:
     """What the first item of a list looks like, without quoting its contents."""
     first = samples[0]
     if isinstance(first, dict):

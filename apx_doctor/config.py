@@ -18,10 +18,13 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .rules import RULES
+
+if TYPE_CHECKING:
+    from .discover import Excluder
 
 SECTION = ("tool", "apx-doctor")
 
@@ -67,7 +70,7 @@ class Config:
             return default_exclude() + self.extend_exclude
         return self.exclude + self.extend_exclude
 
-    def excluder(self):
+    def excluder(self) -> Excluder:
         from .discover import Excluder
 
         # The patterns are gathered only once a file is matched against them.

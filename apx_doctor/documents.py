@@ -254,14 +254,14 @@ class _Review:
     findings: list[Finding] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     # The repaired messages; None when nothing changes.
-    messages: list | None = None
+    messages: list[Any] | None = None
     # Message number -> the records closed right before it (len + 1: at the end).
-    before: dict[int, list] = field(default_factory=dict)
+    before: dict[int, list[Any]] = field(default_factory=dict)
     # Patching formats: (record, pending call) for every call answered, in order.
-    answers: list = field(default_factory=list)
+    answers: list[Any] = field(default_factory=list)
 
 
-def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Review:
+def _review(fmt: type[FormatAdapter], messages: list[Any], options: _Options) -> _Review:
     adapter = fmt(marker=options.marker)
     patching = hasattr(adapter, "answer_in_place")
     if patching:
@@ -270,7 +270,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Rev
     review = _Review()
     out: list[Any] = []
     changed = False
-    answers: list = []
+    answers: list[Any] = []
     try:
         for number, message in enumerate(messages, 1):
             changed |= _place(review, out, number, message, doctor.entry(number, message), answers)
@@ -294,7 +294,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Rev
         for record, pending in answers
     ]
     if answers:
-        by_message: dict[int, list] = {}
+        by_message: dict[int, list[Any]] = {}
         for _record, pending in answers:
             by_message.setdefault(pending.line, []).append(pending.call)
         repaired = list(messages)
@@ -308,7 +308,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options) -> _Rev
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _place(review: _Review, out: list, number: int, message: Any, verdict: Verdict | None, answers: list) -> bool:
+def _place(review: _Review, out: list[Any], number: int, message: Any, verdict: Verdict | None, answers: list) -> bool:
     """Put ``message`` (None: the end) into ``out`` as ``verdict`` says; True if anything changed."""
     if verdict is None:
         if message is not None:
@@ -361,7 +361,7 @@ def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _
     return findings, edits, bom + out
 
 
-def _messages_path(fmt, value: Any) -> tuple:
+def _messages_path(fmt, value: Any) -> tuple[Any, ...]:
     return () if fmt.document_messages(value) is value else ("messages",)
 
 
@@ -370,7 +370,7 @@ def _at(finding: Finding, where: _Where) -> Finding:
     return dataclasses.replace(finding, line=where.message_line(number - 1), index=number - 1)
 
 
-def _edit_at(edit: Edit, where: _Where, messages: list, patching: bool) -> Edit:
+def _edit_at(edit: Edit, where: _Where, messages: list[Any], patching: bool) -> Edit:
     index = edit.line - 1
     line = where.message_line(index)
     if patching:
@@ -393,7 +393,7 @@ def _record_position(message: Any, call_id: Any) -> int | None:
 class _Where:
     """Where each message of a document starts: byte offsets found by a light scan, then lines."""
 
-    def __init__(self, body: bytes, path: tuple) -> None:
+    def __init__(self, body: bytes, path: tuple[Any, ...]) -> None:
         self.body = body
         self.newlines = [m.start() for m in re.finditer(b"\n", body)]
         root = _skip_space(body, 0)
@@ -464,7 +464,7 @@ def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
                 found.append((key, _skip_space(body, position)))
 
 
-def _descend(body: bytes, start: int, path: tuple) -> int | None:
+def _descend(body: bytes, start: int, path: tuple[Any, ...]) -> int | None:
     for step in path:
         if body[start : start + 1] not in (b"{", b"["):
             return None
@@ -606,12 +606,12 @@ def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Optio
     return result_type(adapter.name, findings, [] if unparsed else edits, unparsed, len(lines))
 
 
-def _log_records(adapter, messages: list, answers: list, replaced: bool) -> tuple[list, list]:
+def _log_records(adapter, messages: list[Any], answers: list, replaced: bool) -> tuple[list, list]:
     """The records to append, and the one that answers each call: for each message with
     answered calls, that message again with them all answered (the last record of an id
     wins, and the message keeps its place), or, where a $set holds the messages, one $set
     of them all."""
-    calls: dict[int, list] = {}
+    calls: dict[int, list[Any]] = {}
     for _record, pending in answers:
         calls.setdefault(pending.line - 1, []).append(pending.call)
     current = list(messages)
@@ -630,7 +630,7 @@ def _at_record(finding: Finding, where: list[int], total: int) -> Finding:
     return dataclasses.replace(finding, line=line, index=number - 1)
 
 
-def _self_check_log(adapter, fold, appended: list, total: int, options: _Options) -> None:
+def _self_check_log(adapter, fold, appended: list[Any], total: int, options: _Options) -> None:
     """The log with the appended records folds to a conversation that needs nothing more."""
     for offset, record in enumerate(appended, 1):
         written = jsonl.parse(jsonl.dumps(record))  # the record as a reader will see it
@@ -641,7 +641,7 @@ def _self_check_log(adapter, fold, appended: list, total: int, options: _Options
         raise SelfCheckError("a second repair would change the repaired log; nothing was written")
 
 
-def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list) -> None:
+def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list[Any]) -> None:
     last = None
     default = None
     for number, raw in enumerate(lines, 1):
@@ -697,7 +697,7 @@ def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: ty
     findings = [dataclasses.replace(f, line=lines[f.line - 1] if f.line and f.line <= len(lines) else f.line,
                                     index=(f.line or 1) - 1) for f in review.findings]  # fmt: skip
 
-    def closed(number: int) -> list:
+    def closed(number: int) -> list[Any]:
         # The cut call's line in the file, not its position in the list.
         return [
             (record, dataclasses.replace(pending, line=lines[pending.line - 1]))

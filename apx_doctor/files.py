@@ -16,7 +16,7 @@ import sys
 import time
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import InputError, WriteError
 
@@ -913,7 +913,7 @@ def _copy_backup(old: int, candidate: str, mode: int) -> str:
 # --- reading a file's head ---------------------------------------------------
 
 
-def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator:
+def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator[Any]:
     """The JSON values of the first lines of ``path`` (at most ``max_lines``, ``max_bytes``); unparseable ones skipped.
 
     A ``*.json`` file is one document: its value, when it is at most ``max_bytes`` long.

@@ -100,7 +100,7 @@ def _exact_float_token(text: str) -> float:
     return value
 
 
-def _no_repeated_keys(pairs: list) -> dict:
+def _no_repeated_keys(pairs: list[Any]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         raise _Inexact("a key repeated in one object")

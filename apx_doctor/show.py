@@ -50,8 +50,8 @@ class _Row:
     value: Any
     entry: Entry | None = None
     # Not-run records a repair writes right before this line: (record, pending call).
-    inserted: list = None  # type: ignore[assignment]
-    findings: list = None  # type: ignore[assignment]
+    inserted: list[Any] = None  # type: ignore[assignment]
+    findings: list[Any] = None  # type: ignore[assignment]
 
 
 def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool | None) -> None:
@@ -78,7 +78,7 @@ def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool |
     console.print(table)
 
 
-def _rows(adapter_type: type[FormatAdapter], raw_lines: list, values: list, marker: str, repair: RepairOptions):
+def _rows(adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list, marker: str, repair: RepairOptions):
     """A row a line, with what a repair writes before it; the records at the end; the doctor."""
     doctor = HistoryDoctor(adapter_type(marker=marker), repair)
     viewer = adapter_type(marker=marker)

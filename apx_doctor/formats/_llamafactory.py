@@ -84,7 +84,7 @@ class PositionalReader(FormatAdapter):
     def plan(self, messages: Sequence[Any]) -> list[Entry | None]:
         """Each message's entry, in order; None for a message that is none of the format (APX104)."""
         entries: list[Entry | None] = [None] * len(messages)
-        turn: tuple[int, list] | None = None  # the call turn whose results may follow
+        turn: tuple[int, list[Any]] | None = None  # the call turn whose results may follow
         run: list[tuple[int, Any]] = []  # the result messages since it: (index, text)
         for index, message in enumerate(messages):
             read = self.read(message)
@@ -107,7 +107,7 @@ class PositionalReader(FormatAdapter):
         self,
         messages: Sequence[Any],
         entries: list[Entry | None],
-        turn: tuple[int, list] | None,
+        turn: tuple[int, list[Any]] | None,
         run: list[tuple[int, Any]],
         closing: int | None,
     ) -> None:

@@ -97,8 +97,8 @@ class Shape:
         cls,
         role: Any,
         other: bool,
-        calls: list,
-        results: list,
+        calls: list[Any],
+        results: list[Any],
         empty: int,
         kept: int,
         empty_results: Sequence[str | None] = (),
@@ -243,7 +243,7 @@ class FormatAdapter:
         )
 
 
-def detect_by_line(samples: Sequence[Any], judge: Callable[[dict], int | None]) -> int:
+def detect_by_line(samples: Sequence[Any], judge: Callable[[dict[str, Any]], int | None]) -> int:
     """The surest ``Detection`` that ``judge`` gives any sample object; one NO vetoes.
 
     ``judge`` returns None for an object that says nothing either way.
@@ -273,7 +273,7 @@ def stable_uuid(namespace: bytes, name: str) -> str:
     return str(UUID(bytes=digest[:16], version=5))
 
 
-def without_last_results(blocks: list, call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list:
+def without_last_results(blocks: list[Any], call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list:
     """``blocks`` without the stray results: for an id given n times, its last n results.
 
     ``answers(block)`` is the call id a block answers, or ``NOT_A_RESULT``. The

@@ -147,7 +147,7 @@ class BedrockConverseAdapter(FormatAdapter):
         record = {"role": "user", "content": blocks}
         return Insertion([record], answers=[record] * len(closed))
 
-    def _block(self, call: ToolCall) -> dict:
+    def _block(self, call: ToolCall) -> dict[str, Any]:
         return {"toolResult": {"toolUseId": call.id, "content": [{"text": self.marker}]}}
 
     def shape(self, obj: Any) -> Shape | None:
@@ -223,11 +223,11 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def _empty_text(block: dict) -> bool:
+def _empty_text(block: dict[str, Any]) -> bool:
     return len(block) == 1 and block.get("text") == ""
 
 
-def _after_results(content: list, blocks: list) -> list:
+def _after_results(content: list[Any], blocks: list) -> list:
     """``content`` with ``blocks`` right after its last toolResult (at the front if it has none)."""
     at = 0
     for index, block in enumerate(content):
@@ -236,7 +236,7 @@ def _after_results(content: list, blocks: list) -> list:
     return [*content[:at], *blocks, *content[at:]]
 
 
-def _detect_one(obj: dict) -> int:
+def _detect_one(obj: dict[str, Any]) -> int:
     # A Converse message has a role and a content list, and nothing else.
     role = obj.get("role")
     # The type test first: a dict or list role is unhashable.

@@ -93,7 +93,7 @@ class _CallSite:
     few that are not.
     """
 
-    line: dict
+    line: dict[str, Any]
     # The first line of the reply the call belongs to: a line below it is
     # part of that reply's turn, even where Claude Code hangs lines off
     # another line of the reply than the one that made this call.
@@ -213,7 +213,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             return Entry(boundary=True, thread=thread)
         return PASS_OVER
 
-    def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
+    def _thread_of(self, obj: dict[str, Any], uuid: str | None, parent: str | None) -> Hashable:
         """The thread of a sidechain line."""
         # A sub-agent is known by its agentId (agent-*.jsonl files, where a
         # compaction starts a new root); lines without one join their parent's
@@ -236,7 +236,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._sidechains[uuid] = thread
         return thread
 
-    def _assistant(self, obj: dict, thread: Hashable, uuid: str | None) -> Entry | None:
+    def _assistant(self, obj: dict[str, Any], thread: Hashable, uuid: str | None) -> Entry | None:
         message = obj.get("message")
         if type(message) is not dict:
             return None
@@ -271,7 +271,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             return _MAIN_REPLY if new_reply else PASS_OVER
         return Entry(boundary=new_reply, thread=thread)
 
-    def _user(self, obj: dict, thread: Hashable) -> Entry | None:
+    def _user(self, obj: dict[str, Any], thread: Hashable) -> Entry | None:
         prompt_id = obj.get("promptId")
         if prompt_id is not None:
             self._prompt_ids[thread] = prompt_id
@@ -423,7 +423,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                 return False
         return False
 
-    def _record(self, pending: PendingCall, parent: str | None) -> dict:
+    def _record(self, pending: PendingCall, parent: str | None) -> dict[str, Any]:
         site: _CallSite = pending.call.context
         fields = dict(site.fields)
         session = _str(fields.get("sessionId")) or self._session
@@ -504,7 +504,7 @@ def _answers(block: Any) -> Any:
     return NOT_A_RESULT
 
 
-def _is_claude_code_line(obj: dict) -> bool:
+def _is_claude_code_line(obj: dict[str, Any]) -> bool:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return False
@@ -521,7 +521,7 @@ def _is_claude_code_line(obj: dict) -> bool:
     return False
 
 
-def _first_text(content: list) -> str | None:
+def _first_text(content: list[Any]) -> str | None:
     for block in content:
         if type(block) is dict and block.get("type") == "text" and isinstance(block.get("text"), str):
             return block["text"]

@@ -170,7 +170,7 @@ class CopilotCliAdapter(FormatAdapter):
                 self._session = session
         return PASS_OVER
 
-    def _calls(self, requests: list, obj: dict, data: dict) -> tuple[ToolCall, ...]:
+    def _calls(self, requests: list[Any], obj: dict[str, Any], data: dict) -> tuple[ToolCall, ...]:
         context = None
         calls = []
         for request in requests:
@@ -185,7 +185,7 @@ class CopilotCliAdapter(FormatAdapter):
             calls.append(ToolCall(call_id, name if type(name) is str else None, request.get("arguments"), True, context))
         return tuple(calls)
 
-    def _context(self, obj: dict, data: dict) -> tuple:
+    def _context(self, obj: dict[str, Any], data: dict) -> tuple[Any, ...]:
         """What a record answering a call of this event copies from it."""
         copied = {}
         for key in ("interactionId", "turnId", "model", "parentToolCallId"):
@@ -293,7 +293,7 @@ def _latest(stamps: Sequence[Any]) -> Any:
     return best[1] if best is not None else fallback
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if type(kind) is not str or type(obj.get("data")) is not dict:
         return Detection.NO  # every Copilot event has a type and a data object

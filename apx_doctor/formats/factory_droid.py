@@ -133,7 +133,7 @@ class FactoryDroidAdapter(FormatAdapter):
             self._note(obj)  # todo_state and other stored entries still carry the branch on
         return PASS_OVER
 
-    def _note(self, obj: dict) -> str | None:
+    def _note(self, obj: dict[str, Any]) -> str | None:
         """Track the timestamp and the branch for a stored entry; its id."""
         stamp = obj.get("timestamp")
         self._stamp_before = self._stamp
@@ -151,7 +151,7 @@ class FactoryDroidAdapter(FormatAdapter):
                 self._tip = entry_id
         return entry_id
 
-    def _stored(self, obj: dict, message: dict) -> Entry | None:
+    def _stored(self, obj: dict[str, Any], message: dict) -> Entry | None:
         entry_id = self._note(obj)
         role = message.get("role")
         content = message.get("content")
@@ -273,7 +273,7 @@ def _repoint(before: Any, tip: str | None, last_id: str | None, dropped: dict[st
     return {**before, "parentId": last_id}
 
 
-def _stream_id(obj: dict) -> str | None:
+def _stream_id(obj: dict[str, Any]) -> str | None:
     """The call id of a stream-json ``tool_call`` or ``tool_result``: ``toolCallId``, else ``id``."""
     call_id = obj.get("toolCallId")
     if call_id is None:
@@ -286,7 +286,7 @@ _ANTHROPIC_CALL_BLOCKS = frozenset({"tool_use", "tool_result"})
 _PI_PARTS = frozenset({"toolCall"})
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return Detection.NO

@@ -183,7 +183,7 @@ class GeminiApiAdapter(FormatAdapter):
             return Entry(other, True, tuple(results))
         return None
 
-    def _by_position(self, names: list, claimed: set) -> list[str]:
+    def _by_position(self, names: list[Any], claimed: set[Any]) -> list[str]:
         """The calls that responses without an id answer, by name and position in the last turn.
 
         The k-th such response named N answers the k-th call named N that no
@@ -208,9 +208,9 @@ class GeminiApiAdapter(FormatAdapter):
                 ids.append(f"{key}#{len(calls) + j - len(free)}@{self._turn}")
         return ids
 
-    def _answered_ids(self, responses: list) -> list:
+    def _answered_ids(self, responses: list[Any]) -> list:
         """The call id each response answers, as ``classify`` pairs them."""
-        ids: list = [r.get("id") for r in responses]
+        ids: list[Any] = [r.get("id") for r in responses]
         ids = [i if type(i) is str and i else None for i in ids]
         loose = [index for index, i in enumerate(ids) if i is None]
         if loose:
@@ -230,7 +230,7 @@ class GeminiApiAdapter(FormatAdapter):
         record = {"role": self._results_role, "parts": records}
         return Insertion([record], answers=[record] * len(closed))
 
-    def _part(self, call: ToolCall) -> dict:
+    def _part(self, call: ToolCall) -> dict[str, Any]:
         response: dict[str, Any] = {}
         if call.context is not None:
             response["id"] = call.context
@@ -300,7 +300,7 @@ def _users(role: Any) -> bool:
     return role is None or role == "user" or role == "function" or role == ""
 
 
-def _after_responses(parts: list, records: list) -> list:
+def _after_responses(parts: list[Any], records: list) -> list:
     """``parts`` with ``records`` right after its last functionResponse (at the front if it has none)."""
     at = 0
     for index, part in enumerate(parts):
@@ -309,7 +309,7 @@ def _after_responses(parts: list, records: list) -> list:
     return [*parts[:at], *records, *parts[at:]]
 
 
-def _detect_one(obj: dict) -> int:
+def _detect_one(obj: dict[str, Any]) -> int:
     # A Content has parts and an optional role, and nothing else.
     role = obj.get("role")
     if obj.keys() - _KEYS or (role is not None and (type(role) is not str or role not in _ROLES)):

@@ -85,11 +85,11 @@ class GeminiCliAdapter(FormatAdapter):
         return Detection.COMPATIBLE
 
     @staticmethod
-    def document_messages(value: Any) -> list:
+    def document_messages(value: Any) -> list[Any]:
         return value["messages"]
 
     @staticmethod
-    def with_messages(value: Any, messages: list) -> Any:
+    def with_messages(value: Any, messages: list[Any]) -> Any:
         return {**value, "messages": messages}  # the same keys in the same order
 
     def classify(self, obj: Any) -> Entry | None:
@@ -108,7 +108,7 @@ class GeminiCliAdapter(FormatAdapter):
         calls = self._open_calls(obj)
         return Entry(False, True, (), calls) if calls else _REPLY
 
-    def _open_calls(self, message: dict) -> tuple[ToolCall, ...]:
+    def _open_calls(self, message: dict[str, Any]) -> tuple[ToolCall, ...]:
         records = message.get("toolCalls")
         listed = records if isinstance(records, list) else []
         answered: set[str] = set()
@@ -160,7 +160,7 @@ class GeminiCliAdapter(FormatAdapter):
         # (or, for a call known only from the content, adds to) its message.
         return Insertion([self.answered_record(p.call, None) for p in closed])
 
-    def answered_record(self, call: ToolCall, record: dict | None, timestamp: Any = None) -> dict:
+    def answered_record(self, call: ToolCall, record: dict[str, Any] | None, timestamp: Any = None) -> dict:
         """``record`` (None: a new one for ``call``) with the not-run result and status."""
         result = [{"functionResponse": {"id": call.id, "name": call.name, "response": {"output": self.marker}}}]
         if record is None:
@@ -175,7 +175,7 @@ class GeminiCliAdapter(FormatAdapter):
         out["status"] = NOT_RUN_STATUS
         return out
 
-    def answer_in_place(self, message: dict, calls: Sequence[ToolCall]) -> dict:
+    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict:
         """``message`` with every one of ``calls`` answered by the not-run record."""
         ids = {call.id for call in calls}
         records = message.get("toolCalls")
@@ -192,7 +192,7 @@ class GeminiCliAdapter(FormatAdapter):
         return out
 
 
-def _judge_line(obj: dict) -> int | None:
+def _judge_line(obj: dict[str, Any]) -> int | None:
     # The log's header (and a session written on one line) names the session
     # and its project: keys no other runtime's line has together.
     if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
@@ -200,11 +200,11 @@ def _judge_line(obj: dict) -> int | None:
     return None
 
 
-def _is_bookkeeping(obj: dict) -> bool:
+def _is_bookkeeping(obj: dict[str, Any]) -> bool:
     return "$set" in obj or "$rewindTo" in obj or ("sessionId" in obj and "projectHash" in obj)
 
 
-def _is_answered(record: dict) -> bool:
+def _is_answered(record: dict[str, Any]) -> bool:
     result = record.get("result")
     if result is not None and result != "" and result != []:
         return True
@@ -212,7 +212,7 @@ def _is_answered(record: dict) -> bool:
     return isinstance(status, str) and status in FINAL_STATUSES
 
 
-def _parts(content: Any) -> list:
+def _parts(content: Any) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
@@ -237,7 +237,7 @@ class Fold:
     def __init__(self) -> None:
         self.metadata: dict[str, Any] = {}
         # message id -> (record, its line); a later record of an id keeps its place.
-        self.records: dict[str, tuple[dict, int]] = {}
+        self.records: dict[str, tuple[dict[str, Any], int]] = {}
         # The line of the header or $set that last set ``messages``.
         self.messages_line = 0
 
@@ -263,7 +263,7 @@ class Fold:
             return True
         return False
 
-    def _merge(self, number: int, update: dict) -> None:
+    def _merge(self, number: int, update: dict[str, Any]) -> None:
         self.metadata.update(update)
         if "messages" in update:
             self.messages_line = number
@@ -281,7 +281,7 @@ class Fold:
         messages = self.metadata.get("messages")
         return isinstance(messages, list) and len(messages) > 0
 
-    def conversation(self) -> tuple[list, list[int]]:
+    def conversation(self) -> tuple[list[Any], list[int]]:
         """The messages Gemini CLI would load, and the line each was read from."""
         if self.replaced():
             messages = self.metadata["messages"]

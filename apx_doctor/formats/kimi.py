@@ -212,7 +212,7 @@ def _latest(times: Sequence[Any]) -> Any:
     return best
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if type(kind) is not str:
         return Detection.NO  # every wire record has a type (Python kimi-cli's have none)

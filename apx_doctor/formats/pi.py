@@ -171,7 +171,7 @@ class PiAdapter(FormatAdapter):
         # The header, settings, labels, names, extension state, types not known yet.
         return PASS_OVER
 
-    def _assistant(self, message: dict, entry_id: str | None, stamp: Any) -> Entry:
+    def _assistant(self, message: dict[str, Any], entry_id: str | None, stamp: Any) -> Entry:
         content = message.get("content")
         stop = message.get("stopReason")
         calls = None
@@ -210,7 +210,7 @@ class PiAdapter(FormatAdapter):
         self._reply_ids = tuple(i for i in (response, turn) if type(i) is str and i)
         return Entry(False, True, (), tuple(calls))
 
-    def _result(self, message: dict) -> ToolResult:
+    def _result(self, message: dict[str, Any]) -> ToolResult:
         call_id = message.get("toolCallId")
         content = message.get("content")
         text = content if type(content) is str else text_of(content)
@@ -365,7 +365,7 @@ def _moment(stamp: Any) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return Detection.NO

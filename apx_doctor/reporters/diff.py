@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..model import FileReport
 from . import RenderContext, neutral, shown_name, summary_text
@@ -94,7 +95,7 @@ class Workspace:
                 shutil.copyfileobj(sys.stdin.buffer, copy)
         return self.stdin_copy
 
-    def prepare(self, paths: Sequence[str], options: list) -> list:
+    def prepare(self, paths: Sequence[str], options: list[Any]) -> list:
         """Each input's options turned into an output to a file of the folder."""
         from dataclasses import replace
 
@@ -107,7 +108,7 @@ class Workspace:
             out.append(replace(opts, mode=Mode.OUTPUT, output=target))
         return out
 
-    def finish(self, reports: Sequence[FileReport], settings: Sequence) -> None:
+    def finish(self, reports: Sequence[FileReport], settings: Sequence[Any]) -> None:
         """Read each repair back as a diff; the reports then say what a dry run says (nothing was written)."""
         from dataclasses import replace
 

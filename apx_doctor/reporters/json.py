@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
@@ -13,7 +14,7 @@ from . import RenderContext, json_neutral, report_fixed, report_skipped, summary
 VERSION = 1
 
 
-def document(reports: Sequence[FileReport]) -> dict:
+def document(reports: Sequence[FileReport]) -> dict[str, Any]:
     return {
         "version": VERSION,
         "files": [r.to_dict() for r in reports],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import orjson
 
@@ -101,7 +102,7 @@ def _local(mtime: float | None) -> str:
     return datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M")
 
 
-def summary_line(found_homes, listed: Sequence, checked: int, every: bool) -> str:
+def summary_line(found_homes, listed: Sequence[Any], checked: int, every: bool) -> str:
     present = [h for h in found_homes if h.exists]
     where = ", ".join(printable(h.path) for h in present) or "none"
     interrupted = sum(1 for r in listed if r.interrupted)
