@@ -34,9 +34,9 @@ import bisect
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
@@ -46,6 +46,13 @@ from .errors import DoctorError, InputError, NotATranscriptError, SelfCheckError
 from .formats import UnknownFormatError, adapter_class, adapters
 from .formats.base import DEFAULT_MARKER, DROP, Detection, FormatAdapter
 from .model import Edit, Finding
+
+if TYPE_CHECKING:
+    from .stream import StreamResult
+
+# An adapter class of a format read whole: the document methods above (and
+# answer_in_place, log_fold) are optional, and hasattr decides, so it is duck-typed.
+_Format = Any
 
 # The most a file read whole may hold.
 MAX_BYTES = 256 << 20
@@ -97,9 +104,10 @@ def applies(input_format: str, head: Sequence[bytes], parsed: Sequence[Any]) -> 
     return type(value) in (dict, list) and any(_detect(f, value) >= Detection.CERTAIN for f in document_formats())
 
 
-def _detect(adapter: type[FormatAdapter], value: Any) -> int:
+def _detect(adapter: _Format, value: Any) -> int:
     try:
-        return adapter.detect_document(value)
+        level: int = adapter.detect_document(value)
+        return level
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError):
         return Detection.NO
 
@@ -114,7 +122,9 @@ class _Options:
     salvage: bool = False
 
 
-def run(head: Sequence[bytes], rest: Iterable[bytes], config: Any, sink: Any, adapter: type[FormatAdapter] | None = None):
+def run(
+    head: Sequence[bytes], rest: Iterable[bytes], config: Any, sink: Any, adapter: type[FormatAdapter] | None = None
+) -> StreamResult:
     """``stream.run`` for a file read whole; ``config`` is its ``StreamConfig``."""
     from .stream import StreamResult
 
@@ -156,7 +166,7 @@ def _chain(head: Sequence[bytes], rest: Iterable[bytes]) -> Iterable[bytes]:
     yield from rest
 
 
-def _document(lines: list[bytes], adapter: type[FormatAdapter] | None):
+def _document(lines: list[bytes], adapter: type[FormatAdapter] | None) -> tuple[_Format, Any, bytes] | None:
     """(format, value, body) when the file is one JSON document a format reads; else None.
 
     With no format named, a document that no format reads, or no document at
@@ -191,7 +201,7 @@ def _looks_like_lines(lines: list[bytes]) -> bool:
     return True
 
 
-def _refuse_document(lines: list[bytes], adapter: type[FormatAdapter] | None):
+def _refuse_document(lines: list[bytes], adapter: type[FormatAdapter] | None) -> NoReturn:
     data = b"".join(lines)
     _, problem = _parse(data.removeprefix(jsonl.BOM))
     if adapter is None:
@@ -261,7 +271,7 @@ class _Review:
     answers: list[Any] = field(default_factory=list)
 
 
-def _review(fmt: type[FormatAdapter], messages: list[Any], options: _Options) -> _Review:
+def _review(fmt: _Format, messages: list[Any], options: _Options) -> _Review:
     adapter = fmt(marker=options.marker)
     patching = hasattr(adapter, "answer_in_place")
     if patching:
@@ -308,7 +318,7 @@ def _review(fmt: type[FormatAdapter], messages: list[Any], options: _Options) ->
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _place(review: _Review, out: list[Any], number: int, message: Any, verdict: Verdict | None, answers: list) -> bool:
+def _place(review: _Review, out: list[Any], number: int, message: Any, verdict: Verdict | None, answers: list[Any]) -> bool:
     """Put ``message`` (None: the end) into ``out`` as ``verdict`` says; True if anything changed."""
     if verdict is None:
         if message is not None:
@@ -329,7 +339,9 @@ def _place(review: _Review, out: list[Any], number: int, message: Any, verdict: 
 # --- one JSON document --------------------------------------------------------
 
 
-def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _Options, repairing: bool):
+def _check_document(
+    fmt: _Format, value: Any, body: bytes, lines: list[bytes], options: _Options, repairing: bool
+) -> tuple[list[Finding], list[Edit], bytes | None]:
     """Findings and edits (numbered by file line), and the repaired file's bytes (None: unchanged)."""
     messages = fmt.document_messages(value)
     review = _review(fmt, messages, options)
@@ -361,7 +373,7 @@ def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _
     return findings, edits, bom + out
 
 
-def _messages_path(fmt, value: Any) -> tuple[Any, ...]:
+def _messages_path(fmt: _Format, value: Any) -> tuple[Any, ...]:
     return () if fmt.document_messages(value) is value else ("messages",)
 
 
@@ -428,7 +440,7 @@ _SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def _skip_space(body: bytes, offset: int) -> int:
-    return _SPACE.match(body, offset).end()
+    return _SPACE.match(body, offset).end()  # type: ignore[union-attr]  # matches the empty string: never None
 
 
 def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
@@ -447,7 +459,7 @@ def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
         char, at = match.group(), match.start()
         position = at + 1
         if char == b'"':
-            end = _STRING_REST.match(body, position).end()
+            end = _STRING_REST.match(body, position).end()  # type: ignore[union-attr]  # the body parsed: every string closes
             if depth == 1 and is_object:
                 key = json.loads(body[at:end].decode("utf-8", "surrogatepass"))
             position = end
@@ -556,12 +568,14 @@ def _reproduce(value: Any, body: bytes) -> tuple[_Layout, bytes] | int:
 # --- a log: JSON Lines read whole ---------------------------------------------
 
 
-def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Options, sink: Any, result_type):
+def _run_lines(
+    adapter: _Format, lines: list[bytes], options: _Options, sink: Any, result_type: type[StreamResult]
+) -> StreamResult:
     """A file of JSON Lines that only makes sense whole (Gemini CLI's log), or a document format's
     file that is no document (each line is then unrecognised)."""
-    fold_type = getattr(adapter, "log_fold", None)
+    fold_type: Any = getattr(adapter, "log_fold", None)
     log = fold_type is not None
-    fold = fold_type() if log else None
+    fold: Any = fold_type() if log else None
     findings: list[Finding] = []
     salvaged: list[Edit] = []
     rejected: set[int] = set()
@@ -606,7 +620,7 @@ def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Optio
     return result_type(adapter.name, findings, [] if unparsed else edits, unparsed, len(lines))
 
 
-def _log_records(adapter, messages: list[Any], answers: list, replaced: bool) -> tuple[list, list]:
+def _log_records(adapter: Any, messages: list[Any], answers: list[Any], replaced: bool) -> tuple[list[Any], list[Any]]:
     """The records to append, and the one that answers each call: for each message with
     answered calls, that message again with them all answered (the last record of an id
     wins, and the message keeps its place), or, where a $set holds the messages, one $set
@@ -630,7 +644,7 @@ def _at_record(finding: Finding, where: list[int], total: int) -> Finding:
     return dataclasses.replace(finding, line=line, index=number - 1)
 
 
-def _self_check_log(adapter, fold, appended: list[Any], total: int, options: _Options) -> None:
+def _self_check_log(adapter: _Format, fold: Any, appended: list[Any], total: int, options: _Options) -> None:
     """The log with the appended records folds to a conversation that needs nothing more."""
     for offset, record in enumerate(appended, 1):
         written = jsonl.parse(jsonl.dumps(record))  # the record as a reader will see it
@@ -665,7 +679,9 @@ def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list
 # --- the timeline (apx-doctor show) -------------------------------------------
 
 
-def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: type[FormatAdapter] | None = None):
+def timeline(
+    raw_lines: list[bytes], input_format: str, marker: str, adapter: _Format | None = None
+) -> tuple[_Format, list[Any], list[Any], list[Finding]]:
     """What ``show`` draws for a file read whole: (format, rows, tail, findings).
 
     Each row is (line, index, message, entry to show, records closed right
@@ -740,13 +756,13 @@ def repair_document(
         chosen = [f for f in document_formats() if _detect(f, value) >= Detection.CERTAIN]
         if len(chosen) != 1:
             raise ValueError("the document fits no format read as a whole (pass format=)")
-        fmt = chosen[0]
+        fmt: _Format = chosen[0]
     else:
         fmt = adapter_class(format)
         if not hasattr(fmt, "detect_document") or _detect(fmt, value) < Detection.COMPATIBLE:
             raise ValueError(f"the document is not a {format} document")
     options = _Options(marker, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail))
     review = _review(fmt, fmt.document_messages(value), options)
-    number = lambda item: dataclasses.replace(item, index=item.line - 1)  # noqa: E731
+    number: Callable[[Any], Any] = lambda item: dataclasses.replace(item, index=item.line - 1)  # noqa: E731
     repaired = value if review.messages is None else fmt.with_messages(value, review.messages)
     return DocumentRepair(repaired, [number(f) for f in review.findings], [number(e) for e in review.edits])

@@ -78,7 +78,7 @@ def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool |
     console.print(table)
 
 
-def _rows(adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list, marker: str, repair: RepairOptions):
+def _rows(adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list[Any], marker: str, repair: RepairOptions):
     """A row a line, with what a repair writes before it; the records at the end; the doctor."""
     doctor = HistoryDoctor(adapter_type(marker=marker), repair)
     viewer = adapter_type(marker=marker)

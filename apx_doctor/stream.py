@@ -36,10 +36,11 @@ DETECT_LINES = 64
 
 
 class Sink(Protocol):
-    def keep(self, raw: bytes) -> None:
+    # -> object: a file's own write method (its count is ignored) serves as keep and write.
+    def keep(self, raw: bytes) -> object:
         """An input line that goes out unchanged, terminator included."""
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> object:
         """New bytes: an inserted record or a rewritten line."""
 
     def drop(self, raw: bytes) -> None:
@@ -207,6 +208,8 @@ def _repair_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     ``run_`` is asked to do anything (an unparsed line, a rewrite) and at the end.
     """
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
+    # A repair has a sink, and so a self-check.
+    assert run_.sink is not None and run_.checker is not None
     doctor, checker, keep = run_.doctor, run_.checker, run_.sink.keep
     classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
     # With a pure adapter the self-check reuses the doctor's Entry for a kept line.
@@ -409,7 +412,9 @@ class _Pass:
             self.result.findings.append(Finding("APX101", number, f"not valid JSON: {value.reason}"))
         return self.salvage
 
+    # _keep, _rewrite, _insert and _recheck run only with a sink (and so a checker).
     def _keep(self, raw: bytes, value: Any) -> None:
+        assert self.sink is not None
         self.sink.keep(raw)
         self._track(raw)
         self._recheck(value, self.entry)
@@ -419,6 +424,7 @@ class _Pass:
         if verdict.replace is None:
             self._keep(raw, value)
         elif verdict.replace is DROP:
+            assert self.sink is not None
             self.sink.drop(raw)
         else:
             # The line is written again from its parsed value: every number and
@@ -437,6 +443,7 @@ class _Pass:
             if raw.startswith(jsonl.BOM):
                 # The byte-order mark APX103 says is kept.
                 rewritten = jsonl.BOM + rewritten
+            assert self.sink is not None
             self.sink.write(rewritten + term)
             self._track(raw)
             self._recheck(verdict.replace)
@@ -444,6 +451,7 @@ class _Pass:
     def _insert(self, verdict: Verdict) -> None:
         if not verdict.insert:
             return
+        assert self.sink is not None
         if not self.last_terminator:
             # Appending after a last line that has no line ending: give it one.
             self.last_terminator = self.default_terminator or b"\n"
@@ -462,5 +470,6 @@ class _Pass:
         self.out_number += 1
         if type(value) is jsonl.Unparsed:
             return
+        assert self.checker is not None
         if self.checker.entry(self.out_number, value, entry) is not None:
             raise SelfCheckError(f"a second repair would change output line {self.out_number}; nothing was written")

@@ -257,7 +257,7 @@ def _detect_one(obj: dict[str, Any]) -> int:
     return level
 
 
-def _results_first(obj: dict[str, Any], content: list[Any], entry: Entry, late: dict) -> Amend:
+def _results_first(obj: dict[str, Any], content: list[Any], entry: Entry, late: dict[str, Any]) -> Amend:
     """``entry`` with the rewrite that moves the message's results to its front (APX007)."""
     results = [b for b in content if _is_result(b)]
     rest = [b for b in content if not _is_result(b)]

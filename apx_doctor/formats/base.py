@@ -273,7 +273,7 @@ def stable_uuid(namespace: bytes, name: str) -> str:
     return str(UUID(bytes=digest[:16], version=5))
 
 
-def without_last_results(blocks: list[Any], call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list:
+def without_last_results(blocks: list[Any], call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list[Any]:
     """``blocks`` without the stray results: for an id given n times, its last n results.
 
     ``answers(block)`` is the call id a block answers, or ``NOT_A_RESULT``. The

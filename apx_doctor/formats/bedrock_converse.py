@@ -227,7 +227,7 @@ def _empty_text(block: dict[str, Any]) -> bool:
     return len(block) == 1 and block.get("text") == ""
 
 
-def _after_results(content: list[Any], blocks: list) -> list:
+def _after_results(content: list[Any], blocks: list[Any]) -> list[Any]:
     """``content`` with ``blocks`` right after its last toolResult (at the front if it has none)."""
     at = 0
     for index, block in enumerate(content):

@@ -170,7 +170,7 @@ class CopilotCliAdapter(FormatAdapter):
                 self._session = session
         return PASS_OVER
 
-    def _calls(self, requests: list[Any], obj: dict[str, Any], data: dict) -> tuple[ToolCall, ...]:
+    def _calls(self, requests: list[Any], obj: dict[str, Any], data: dict[str, Any]) -> tuple[ToolCall, ...]:
         context = None
         calls = []
         for request in requests:
@@ -185,7 +185,7 @@ class CopilotCliAdapter(FormatAdapter):
             calls.append(ToolCall(call_id, name if type(name) is str else None, request.get("arguments"), True, context))
         return tuple(calls)
 
-    def _context(self, obj: dict[str, Any], data: dict) -> tuple[Any, ...]:
+    def _context(self, obj: dict[str, Any], data: dict[str, Any]) -> tuple[Any, ...]:
         """What a record answering a call of this event copies from it."""
         copied = {}
         for key in ("interactionId", "turnId", "model", "parentToolCallId"):

@@ -151,7 +151,7 @@ class FactoryDroidAdapter(FormatAdapter):
                 self._tip = entry_id
         return entry_id
 
-    def _stored(self, obj: dict[str, Any], message: dict) -> Entry | None:
+    def _stored(self, obj: dict[str, Any], message: dict[str, Any]) -> Entry | None:
         entry_id = self._note(obj)
         role = message.get("role")
         content = message.get("content")

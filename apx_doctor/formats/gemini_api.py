@@ -208,7 +208,7 @@ class GeminiApiAdapter(FormatAdapter):
                 ids.append(f"{key}#{len(calls) + j - len(free)}@{self._turn}")
         return ids
 
-    def _answered_ids(self, responses: list[Any]) -> list:
+    def _answered_ids(self, responses: list[Any]) -> list[Any]:
         """The call id each response answers, as ``classify`` pairs them."""
         ids: list[Any] = [r.get("id") for r in responses]
         ids = [i if type(i) is str and i else None for i in ids]
@@ -300,7 +300,7 @@ def _users(role: Any) -> bool:
     return role is None or role == "user" or role == "function" or role == ""
 
 
-def _after_responses(parts: list[Any], records: list) -> list:
+def _after_responses(parts: list[Any], records: list[Any]) -> list[Any]:
     """``parts`` with ``records`` right after its last functionResponse (at the front if it has none)."""
     at = 0
     for index, part in enumerate(parts):

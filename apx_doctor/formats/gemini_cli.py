@@ -160,7 +160,7 @@ class GeminiCliAdapter(FormatAdapter):
         # (or, for a call known only from the content, adds to) its message.
         return Insertion([self.answered_record(p.call, None) for p in closed])
 
-    def answered_record(self, call: ToolCall, record: dict[str, Any] | None, timestamp: Any = None) -> dict:
+    def answered_record(self, call: ToolCall, record: dict[str, Any] | None, timestamp: Any = None) -> dict[str, Any]:
         """``record`` (None: a new one for ``call``) with the not-run result and status."""
         result = [{"functionResponse": {"id": call.id, "name": call.name, "response": {"output": self.marker}}}]
         if record is None:
@@ -175,7 +175,7 @@ class GeminiCliAdapter(FormatAdapter):
         out["status"] = NOT_RUN_STATUS
         return out
 
-    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict:
+    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict[str, Any]:
         """``message`` with every one of ``calls`` answered by the not-run record."""
         ids = {call.id for call in calls}
         records = message.get("toolCalls")

@@ -129,7 +129,7 @@ class OpenCodeAdapter(FormatAdapter):
         # this is each part as it will be, for the report.
         return Insertion([self.answered_part(*p.call.context) for p in closed])
 
-    def not_run_state(self, state: dict[str, Any], created: Any = None) -> dict:
+    def not_run_state(self, state: dict[str, Any], created: Any = None) -> dict[str, Any]:
         """``state`` made final as OpenCode makes a stopped tool's, with the marker as its error.
 
         A final state has a start and an end time. The end is the start: the
@@ -147,11 +147,11 @@ class OpenCodeAdapter(FormatAdapter):
             out["time"] = {**time, "start": start, "end": start}
         return out
 
-    def answered_part(self, part: dict[str, Any], created: Any = None) -> dict:
+    def answered_part(self, part: dict[str, Any], created: Any = None) -> dict[str, Any]:
         """The tool ``part`` with its call answered by the not-run state."""
         return {**part, "state": self.not_run_state(part["state"], created)}
 
-    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict:
+    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict[str, Any]:
         """``message`` with every one of ``calls`` answered by the not-run state."""
         ids = {call.id for call in calls}
         created = created_time(message["info"])

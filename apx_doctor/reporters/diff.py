@@ -95,7 +95,7 @@ class Workspace:
                 shutil.copyfileobj(sys.stdin.buffer, copy)
         return self.stdin_copy
 
-    def prepare(self, paths: Sequence[str], options: list[Any]) -> list:
+    def prepare(self, paths: Sequence[str], options: list[Any]) -> list[Any]:
         """Each input's options turned into an output to a file of the folder."""
         from dataclasses import replace
 
