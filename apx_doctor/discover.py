@@ -18,7 +18,7 @@ import fnmatch
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 SUFFIX = ".jsonl"
@@ -131,7 +131,7 @@ def _git_files(folder: str) -> list[str] | None:
 
 
 def _plain_walk(folder: str, excluder: Excluder | None = None) -> list[str]:
-    out = []
+    out: list[str] = []
     patterns: dict[str, list[str]] = {}
     for root, dirs, files in os.walk(folder):
         patterns[root] = patterns.get(os.path.dirname(root), []) + _read_gitignore(root)
@@ -173,7 +173,7 @@ def _ignored(name: str, patterns: list[str], folder_: bool = False) -> bool:
 OWN_EXCLUDE = ("*.rejected.jsonl", "*.bak", "*.bak.[0-9]*")
 
 
-def default_exclude(environ=os.environ) -> tuple[str, ...]:
+def default_exclude(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     """What folder runs leave out unless ``exclude`` says otherwise: our own files, and
     the JSONL the agent runtimes write in their homes that is no session."""
     from .homes import bookkeeping_patterns
@@ -203,7 +203,7 @@ class Excluder:
     def names(self) -> list[tuple[str, bool]]:  # (pattern, folders only)
         if self._names is None:
             self._compile()
-        return self._names
+        return self._names  # type: ignore[return-value]  # _compile set it
 
     @property
     def paths(self) -> list[tuple[re.Pattern[str], bool]]:

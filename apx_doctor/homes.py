@@ -376,6 +376,7 @@ def _from_lines(path: str, pending: dict[str, tuple[Probe, ...]], found: dict[st
 
     lines = [p for probes in pending.values() for p in probes if isinstance(p, FromLine)]
     values: dict[FromLine, str] = {}
+    probe: Probe
     for value in head_objects(path, HEAD_LINES, HEAD_BYTES):
         for probe in lines:
             if probe not in values:

@@ -108,7 +108,7 @@ def resolve(target: str | None, format_name: str | None) -> Profile | None:
         target = implied(format_name)
         if target is None:
             return None
-    return PROFILES[check_target(target)]
+    return PROFILES[check_target(target)]  # type: ignore[index]  # target is not None here, so neither is its check
 
 
 def leveled(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .homes import SessionFile, describe, resume_command
+from .homes import Home, SessionFile, describe, resume_command
 from .model import FileReport
 from .rules import Severity
 
@@ -108,7 +108,7 @@ def row(session: SessionFile, report: FileReport) -> SessionRow:
     )
 
 
-def document(found_homes, listed: Sequence[SessionRow], checked: int) -> dict[str, Any]:
+def document(found_homes: Sequence[Home], listed: Sequence[SessionRow], checked: int) -> dict[str, Any]:
     return {
         "version": VERSION,
         "homes": [home.to_dict() for home in found_homes],

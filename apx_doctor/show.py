@@ -22,7 +22,7 @@ from rich.text import Text
 from . import documents, files, jsonl
 from .advice import SAFE_NEXT, tool_kind
 from .doctor import HistoryDoctor, RepairOptions, from_start
-from .engine import Entry
+from .engine import Entry, PendingCall
 from .errors import InputError
 from .formats.base import FormatAdapter
 from .model import Finding
@@ -78,7 +78,9 @@ def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool |
     console.print(table)
 
 
-def _rows(adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list[Any], marker: str, repair: RepairOptions):
+def _rows(
+    adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list[Any], marker: str, repair: RepairOptions
+) -> tuple[list[_Row], list[Any], HistoryDoctor]:
     """A row a line, with what a repair writes before it; the records at the end; the doctor."""
     doctor = HistoryDoctor(adapter_type(marker=marker), repair)
     viewer = adapter_type(marker=marker)
@@ -96,7 +98,7 @@ def _rows(adapter_type: type[FormatAdapter], raw_lines: list[Any], values: list[
     return rows, (list(end.insert) if end is not None else []), doctor
 
 
-def _read(path: str, options: ShowOptions):
+def _read(path: str, options: ShowOptions) -> tuple[list[_Row], Any, list[Any], list[Finding]]:
     with files.open_lines(path) as lines:
         raw_lines = list(lines)
     if raw_lines and raw_lines[0].startswith(SQLITE_MAGIC):
@@ -108,7 +110,7 @@ def _read(path: str, options: ShowOptions):
     try:
         whole = documents.applies(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
         adapter_type = None if whole else choose_adapter(options.input_format, raw_lines[:DETECT_LINES], values[:DETECT_LINES])
-        if whole or documents.is_whole_file(adapter_type):
+        if whole or documents.is_whole_file(adapter_type):  # type: ignore[arg-type]  # not whole: a format was chosen
             # One JSON document (or a log read whole): a row per message, at the line where it starts.
             fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
             return (
@@ -119,6 +121,7 @@ def _read(path: str, options: ShowOptions):
             )
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+    assert adapter_type is not None  # a whole file returned above
     rows, tail, doctor = _rows(adapter_type, raw_lines, values, options.marker, RepairOptions())
     if doctor.engine.starts_over:
         # No real user entry, but calls: the whole file is the history.
@@ -209,7 +212,7 @@ def _role(value: Any) -> str | None:
     return None
 
 
-def _interruption(record: Any, pending, options: ShowOptions) -> tuple[Text, Text, Any]:
+def _interruption(record: Any, pending: PendingCall, options: ShowOptions) -> tuple[Text, Text, Any]:
     call = pending.call
     kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
     head = Text("✂ interrupted: ", style="bold red")

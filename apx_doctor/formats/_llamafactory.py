@@ -128,7 +128,7 @@ class PositionalReader(FormatAdapter):
             fixable = reason is None or k < len(ids) - left
             call = ToolCall(ids[k], name, arguments, fixable)
             if not fixable:
-                self.unfixable[call.id] = _refused(call, reason)
+                self.unfixable[call.id] = _refused(call, reason)  # type: ignore[arg-type]  # not fixable: reason is set
             calls.append(call)
         entries[where] = Entry(False, True, (), tuple(calls))
         if len(run) == 1 and ids:

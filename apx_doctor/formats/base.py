@@ -237,7 +237,7 @@ class FormatAdapter:
         # test comes first: a set lookup hashes the whole (often long) result.
         text = content if type(content) is str else text_of(content)
         return ToolResult(
-            call_id if type(call_id) is str or isinstance(call_id, str) else None,
+            call_id if type(call_id) is str or isinstance(call_id, str) else None,  # type: ignore[arg-type]  # None answers no call
             text == self.marker,
             text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
         )

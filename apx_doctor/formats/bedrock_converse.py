@@ -97,7 +97,7 @@ class BedrockConverseAdapter(FormatAdapter):
             return None
         role = obj.get("role")
         if role == "assistant":
-            calls = None
+            calls: list[ToolCall] | None = None
             for block in content:
                 use = block.get("toolUse") if type(block) is dict else None
                 if type(use) is not dict or use.get("type") == _SERVER_TOOL:
@@ -136,7 +136,7 @@ class BedrockConverseAdapter(FormatAdapter):
             return Entry(other, True, tuple(results))
         return None
 
-    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any) -> Insertion:
         blocks = [self._block(p.call) for p in closed]
         content = before.get("content") if type(before) is dict and before.get("role") == "user" else None
         if type(content) is list:

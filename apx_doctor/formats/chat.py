@@ -124,13 +124,14 @@ class ChatAdapter(FormatAdapter):
                 add(call_id)
                 i += 2
                 continue
-            waiting = set()
+            waiting: set[str] | None = set()
             for item in tool_calls:
                 call_id = item.get("id") if type(item) is dict else None
-                if type(call_id) is not str or call_id in waiting:
+                # waiting is a set until the None that breaks out (mypy widens it in the loop).
+                if type(call_id) is not str or call_id in waiting:  # type: ignore[operator]
                     waiting = None
                     break
-                waiting.add(call_id)
+                waiting.add(call_id)  # type: ignore[union-attr]
             if waiting is None:
                 break
             mark = len(answered)

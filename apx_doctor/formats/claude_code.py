@@ -251,7 +251,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._reply[thread] = reply
             self._reply_start[thread] = uuid
         content = message.get("content")
-        calls = None
+        calls: list[ToolCall] | None = None
         if isinstance(content, list):
             # One pass: most lines hold one block, and most blocks are no call.
             for block in content:
@@ -343,7 +343,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._keep(uuid, parent)
 
     def _parent(self, uuid: str) -> str | None:
-        parent = self._new.get(uuid, _ABSENT)
+        parent: str | None = self._new.get(uuid, _ABSENT)
         if parent is _ABSENT:
             parent = self._old.get(uuid, _ABSENT)
             if parent is _ABSENT:
@@ -458,7 +458,7 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without those results; a line left empty goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         content = message.get("content") if type(message) is dict else None
         if not isinstance(content, list):
             return DROP
@@ -524,7 +524,7 @@ def _is_claude_code_line(obj: dict[str, Any]) -> bool:
 def _first_text(content: list[Any]) -> str | None:
     for block in content:
         if type(block) is dict and block.get("type") == "text" and isinstance(block.get("text"), str):
-            return block["text"]
+            return block["text"]  # type: ignore[no-any-return]  # a str: tested just above
     return None
 
 

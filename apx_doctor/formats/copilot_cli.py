@@ -198,6 +198,7 @@ class CopilotCliAdapter(FormatAdapter):
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         # Before a line, the event seen last is that line and the one before it
         # is the records' predecessor in the chain; at the end, the last event is.
+        around: tuple[Any, ...]
         if before is not None:
             predecessor, around = self._prior_id, (self._prior_time, self._time)
         else:

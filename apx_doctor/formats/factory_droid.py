@@ -159,7 +159,7 @@ class FactoryDroidAdapter(FormatAdapter):
             # An assistant message right after another one continues the same reply.
             boundary = self._last_role != "assistant"
             self._last_role = role
-            calls = None
+            calls: list[ToolCall] | None = None
             if isinstance(content, list):
                 for block in content:
                     if type(block) is not dict or block.get("type") != "tool_use":
@@ -235,7 +235,7 @@ class FactoryDroidAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The entry without those results; an entry left empty goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         content = message.get("content") if type(message) is dict else None
         if type(obj) is dict and isinstance(content, list):
             kept = without_last_results(content, call_ids, _answers)

@@ -108,7 +108,7 @@ class GeminiApiAdapter(FormatAdapter):
         role = obj.get("role")
         if role == "model":
             self._turn += 1
-            calls = None
+            calls: list[ToolCall] | None = None
             unnamed = None
             for part in parts:
                 call = part.get("functionCall") if type(part) is dict else None
@@ -141,7 +141,7 @@ class GeminiApiAdapter(FormatAdapter):
             self._calls = calls
             return Entry(False, True, (), tuple(calls))
         if role is None or role == "user" or role == "function" or role == "":
-            results = None
+            results: list[Any] | None = None
             # Responses without an id: (their index in ``results``, name, text).
             loose = None
             other = False
@@ -219,7 +219,7 @@ class GeminiApiAdapter(FormatAdapter):
                 ids[index] = call_id
         return ids
 
-    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any) -> Insertion:
         records = [self._part(p.call) for p in closed]
         parts = before.get("parts") if type(before) is dict else None
         if type(parts) is list and _users(before.get("role")):

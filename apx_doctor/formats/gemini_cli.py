@@ -86,7 +86,8 @@ class GeminiCliAdapter(FormatAdapter):
 
     @staticmethod
     def document_messages(value: Any) -> list[Any]:
-        return value["messages"]
+        messages: list[Any] = value["messages"]
+        return messages
 
     @staticmethod
     def with_messages(value: Any, messages: list[Any]) -> Any:

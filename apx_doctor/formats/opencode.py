@@ -78,7 +78,8 @@ class OpenCodeAdapter(FormatAdapter):
 
     @staticmethod
     def document_messages(value: Any) -> list[Any]:
-        return value["messages"] if type(value) is dict else value
+        messages: list[Any] = value["messages"] if type(value) is dict else value
+        return messages
 
     @staticmethod
     def with_messages(value: Any, messages: list[Any]) -> Any:
@@ -117,7 +118,7 @@ class OpenCodeAdapter(FormatAdapter):
         for part in obj["parts"]:
             if type(part) is not dict or part.get("type") != "tool" or not isinstance(part.get("callID"), str):
                 continue
-            state = part.get("state") if type(part.get("state")) is dict else {}
+            state: Any = part.get("state") if type(part.get("state")) is dict else {}
             calls.append(ToolCall(part["callID"], str_or_none(part.get("tool")), state.get("input")))
             if state.get("status") in FINAL_STATUSES:
                 text = state.get("output") if state.get("status") == "completed" else state.get("error")
@@ -137,7 +138,7 @@ class OpenCodeAdapter(FormatAdapter):
         would claim more than it knows. A call still pending never started:
         its message's creation time (``created``) stands for both.
         """
-        time = state.get("time") if type(state.get("time")) is dict else {}
+        time: Any = state.get("time") if type(state.get("time")) is dict else {}
         start = time.get("start") if _is_number(time.get("start")) else created
         out: dict[str, Any] = dict(state)  # keys keep their order; status and error are set where they stand
         out["status"] = "error"

@@ -174,7 +174,7 @@ class PiAdapter(FormatAdapter):
     def _assistant(self, message: dict[str, Any], entry_id: str | None, stamp: Any) -> Entry:
         content = message.get("content")
         stop = message.get("stopReason")
-        calls = None
+        calls: list[ToolCall] | None = None
         if isinstance(content, list) and stop != "error" and stop != "aborted":
             for part in content:
                 if type(part) is not dict or part.get("type") != "toolCall":
@@ -223,7 +223,7 @@ class PiAdapter(FormatAdapter):
         if not placeholder and message.get("isError") is True:
             details = message.get("details")
             placeholder = type(details) is dict and details.get(_SYNTHETIC_DETAIL) is True
-        return ToolResult(call_id if isinstance(call_id, str) else None, text == self.marker, placeholder)
+        return ToolResult(call_id if isinstance(call_id, str) else None, text == self.marker, placeholder)  # type: ignore[arg-type]  # None answers no call
 
     # -- repairs -----------------------------------------------------------------
 

@@ -247,7 +247,7 @@ class QwenCodeAdapter(FormatAdapter):
         if new_reply:
             turn = None
         parts = message.get("parts") if message is not None else None
-        calls = None
+        calls: list[ToolCall] | None = None
         if type(parts) is list:
             for part in parts:
                 if type(part) is not dict:
@@ -442,7 +442,7 @@ class QwenCodeAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without those responses; a line left without parts goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         parts = message.get("parts") if type(message) is dict else None
         if type(parts) is not list:
             return DROP

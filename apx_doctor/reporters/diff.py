@@ -178,7 +178,7 @@ class Workspace:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _isatty(stream) -> bool:
+def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -198,7 +198,7 @@ def _painted(line: str, colour: bool) -> str:
     return f"\x1b[{code}m{line}\x1b[0m" if code else line
 
 
-def _write_bytes(out, data: bytes, token: str | None) -> None:
+def _write_bytes(out: Any, data: bytes, token: str | None) -> None:
     fence_on = f"::stop-commands::{token}\n".encode() if token else b""
     fence_off = f"::{token}::\n".encode() if token else b""
     buffer = getattr(out, "buffer", None)
