@@ -8,7 +8,7 @@ PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(PYPROJECT_SUM)
 TEST_STAMP := $(VENV)/.installed-test-$(PYPROJECT_SUM)
 
-.PHONY: demo test e2e runtimes install install-test clean fuzz bench
+.PHONY: demo test lint e2e runtimes install install-test clean fuzz bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ demo: install
 
 test: install-test
 	$(BIN)/python -m pytest -q
+
+# ruff (lint, then the formatter's check) and mypy --strict on apx_doctor, as pyproject.toml configures them.
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # The real runtimes (tests/runtimes/package.json, pinned by its lock file),
 # interrupted and resumed against stand-in APIs inside a loopback-only network

@@ -30,9 +30,9 @@ __all__ = [
     "RepairResult",
     "Target",
     "UnrecognisedHistoryError",
+    "__version__",
     "check_messages",
     "repair_messages",
-    "__version__",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .model import FileReport, Finding
 from .safe import printable

@@ -26,9 +26,10 @@ there ``line`` is the 1-based item and ``index`` the 0-based message inside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from . import objects
 from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start
@@ -431,7 +432,7 @@ def _trouble(doctor: HistoryDoctor, where: str, exc: BaseException) -> ValueErro
     return ValueError(f"{where}: the {doctor.adapter.name} reader cannot handle it ({type(exc).__name__}, a bug worth reporting)")
 
 
-def _insert(out: list[Any], inserted: list[Inserted], records: list) -> None:
+def _insert(out: list[Any], inserted: list[Inserted], records: list[Any]) -> None:
     for record, pending in records:
         inserted.append(Inserted(len(out), pending.call.id, pending.call.name, record))
         out.append(record)
@@ -459,7 +460,7 @@ def _adapter(name: str, messages: Sequence[Any]) -> type[FormatAdapter]:
     return found
 
 
-def _looks(samples: list) -> str:
+def _looks(samples: list[Any]) -> str:
     """What the first item of a list looks like, without quoting its contents."""
     first = samples[0]
     if isinstance(first, dict):

@@ -9,8 +9,8 @@ call gets its recovery advice. Nothing here prints.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Iterator, Sequence
 
 from .config import Config
 from .discover import contract_reason
@@ -21,7 +21,7 @@ from .runner import Mode, RunOptions, iter_paths
 class Planned:
     """One input and how it is run. A plain class: a dataclass costs a CLI's start-up a millisecond."""
 
-    __slots__ = ("path", "options", "refused")
+    __slots__ = ("options", "path", "refused")
 
     def __init__(self, path: str, options: RunOptions, refused: str | None = None) -> None:
         self.path = path
@@ -34,18 +34,18 @@ def plan(paths: Sequence[str], options: RunOptions | Sequence[RunOptions]) -> li
     """One ``Planned`` a path; ``options`` is one for all, or one a path."""
     per_path = [options] * len(paths) if isinstance(options, RunOptions) else list(options)
     planned = []
-    for path, options in zip(paths, per_path):
-        if options.mode is not Mode.IN_PLACE:
+    for path, each in zip(paths, per_path):
+        if each.mode is not Mode.IN_PLACE:
             # Only an in-place fix needs the contract answer before the run; the
             # others are asked in ``finish``, while the workers run (--jobs).
-            planned.append(Planned(path, options))
+            planned.append(Planned(path, each))
             continue
         reason = contract_reason(path)
         if reason is None:
-            planned.append(Planned(path, options))
+            planned.append(Planned(path, each))
         else:
             # The contract is never written: the file is still checked, as a dry run.
-            planned.append(Planned(path, replace(options, mode=Mode.DRY_RUN), reason))
+            planned.append(Planned(path, replace(each, mode=Mode.DRY_RUN), reason))
     return planned
 
 

@@ -23,12 +23,23 @@ import inspect
 import os
 import sys
 import time
+from collections.abc import Callable
 from enum import Enum
-from typing import List, NoReturn, Optional
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import typer
 
 from . import __version__
+
+if TYPE_CHECKING:
+    # Annotations only: the CLI imports these inside the commands, to start fast.
+    from rich.progress import Progress
+
+    from .config import Config, Flags, Options
+    from .homes import Home, SessionFile
+    from .model import FileReport
+    from .reporters.diff import Workspace as DiffWorkspace
+    from .runner import RunOptions
 
 EXIT_OK, EXIT_FINDINGS, EXIT_TROUBLE = 0, 1, 2
 
@@ -65,7 +76,7 @@ FORMAT_NAMES = (
     "cline",
 )
 
-InputFormat = Enum("InputFormat", {name: name for name in ("auto", *FORMAT_NAMES)}, type=str)
+InputFormat = Enum("InputFormat", {name: name for name in ("auto", *FORMAT_NAMES)}, type=str)  # type: ignore[misc]  # members from FORMAT_NAMES
 
 
 class OutputFormat(str, Enum):
@@ -217,10 +228,10 @@ FAIL_ON = typer.Option(
 
 # Every option a command can take: name -> (annotation, Typer parameter).
 _OPTIONS = {
-    "paths": (List[str], PATHS),
+    "paths": (list[str], PATHS),
     "in_place": (bool, typer.Option(False, "--in-place", "-i", help="Write each repaired file back, atomically.")),
     "output": (
-        Optional[str],
+        str | None,
         typer.Option(
             None, "--output", "-o", metavar="FILE", help="Write the repaired transcript of one input here (- for stdout)."
         ),
@@ -235,7 +246,7 @@ _OPTIONS = {
         ),
     ),
     "drop_orphans": (
-        Optional[bool],
+        bool | None,
         typer.Option(
             None,
             "--drop-orphans/--no-drop-orphans",
@@ -244,7 +255,7 @@ _OPTIONS = {
         ),
     ),
     "drop_empty_blocks": (
-        Optional[bool],
+        bool | None,
         typer.Option(
             None,
             "--drop-empty-blocks/--no-drop-empty-blocks",
@@ -252,36 +263,36 @@ _OPTIONS = {
             show_default=False,
         ),
     ),
-    "target": (Optional[str], TARGET),
-    "fail_on": (Optional[str], FAIL_ON),
+    "target": (str | None, TARGET),
+    "fail_on": (str | None, FAIL_ON),
     "input_format": (InputFormat, INPUT_FORMAT),
-    "output_format": (Optional[OutputFormat], OUTPUT_FORMAT),
-    "marker": (Optional[str], MARKER),
+    "output_format": (OutputFormat | None, OUTPUT_FORMAT),
+    "marker": (str | None, MARKER),
     "color": (Color, COLOR),
     "verbose": (bool, VERBOSE),
     "quiet": (bool, QUIET),
-    "config": (Optional[str], CONFIG),
+    "config": (str | None, CONFIG),
     "isolated": (bool, ISOLATED),
-    "select": (Optional[str], SELECT),
-    "ignore": (Optional[str], IGNORE),
-    "extend_select": (Optional[List[str]], EXTEND_SELECT),
-    "extend_ignore": (Optional[List[str]], EXTEND_IGNORE),
-    "per_file_ignores": (Optional[List[str]], PER_FILE_IGNORES),
+    "select": (str | None, SELECT),
+    "ignore": (str | None, IGNORE),
+    "extend_select": (list[str] | None, EXTEND_SELECT),
+    "extend_ignore": (list[str] | None, EXTEND_IGNORE),
+    "per_file_ignores": (list[str] | None, PER_FILE_IGNORES),
     "keep_open_tail": (bool, KEEP_OPEN_TAIL),
     "salvage": (
         bool,
         typer.Option(False, "--salvage", help="Move unparseable lines to <file>.rejected.jsonl, then repair the rest."),
     ),
-    "jobs": (Optional[int], JOBS),
+    "jobs": (int | None, JOBS),
     "show_all": (bool, SHOW_ALL),
-    "call_id": (Optional[str], CALL_ID),
-    "exclude": (Optional[List[str]], EXCLUDE),
-    "extend_exclude": (Optional[List[str]], EXTEND_EXCLUDE),
-    "force_exclude": (Optional[bool], FORCE_EXCLUDE),
+    "call_id": (str | None, CALL_ID),
+    "exclude": (list[str] | None, EXCLUDE),
+    "extend_exclude": (list[str] | None, EXTEND_EXCLUDE),
+    "force_exclude": (bool | None, FORCE_EXCLUDE),
     "exit_zero": (bool, EXIT_ZERO),
     "statistics": (bool, STATISTICS),
-    "report_file": (Optional[str], REPORT_FILE),
-    "stdin_filename": (Optional[str], STDIN_FILENAME),
+    "report_file": (str | None, REPORT_FILE),
+    "stdin_filename": (str | None, STDIN_FILENAME),
     "force": (
         bool,
         typer.Option(
@@ -343,11 +354,11 @@ _FIX = (
 _EMPTY_WHEN_NOT_GIVEN = ("extend_select", "extend_ignore", "extend_exclude")
 
 
-def _takes(names: tuple[str, ...]):
+def _takes(names: tuple[str, ...]) -> Callable[[Callable[["Flags"], None]], Callable[..., None]]:
     """Give a command the options ``names`` and hand it one ``config.Flags`` of what was said."""
 
-    def wrap(func):
-        def command(**given):
+    def wrap(func: Callable[["Flags"], None]) -> Callable[..., None]:
+        def command(**given: Any) -> None:
             return func(_flags(func.__name__, given))
 
         parameters = [
@@ -357,13 +368,13 @@ def _takes(names: tuple[str, ...]):
         command.__name__ = command.__qualname__ = func.__name__
         command.__doc__ = func.__doc__
         command.__module__ = func.__module__
-        command.__signature__ = inspect.Signature(parameters)
+        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # inspect reads it; typeshed has no such attribute
         return command
 
     return wrap
 
 
-def _flags(command: str, given: dict):
+def _flags(command: str, given: dict[str, Any]) -> "Flags":
     from .config import Flags
 
     values = {}
@@ -381,14 +392,14 @@ def _flags(command: str, given: dict):
 
 @app.command()
 @_takes(_CHECK)
-def check(flags) -> None:
+def check(flags: "Flags") -> None:
     """Report tool calls without results, and other damage. Writes nothing."""
     _run(_stdin_named(flags))
 
 
 @app.command()
 @_takes(_FIX)
-def fix(flags) -> None:
+def fix(flags: "Flags") -> None:
     """Close every interrupted tool call with a not-run record.
 
     Without --in-place or --output this is a dry run: it shows what it would
@@ -422,7 +433,7 @@ def fix(flags) -> None:
     _run(flags)
 
 
-def _stdin_named(flags):
+def _stdin_named(flags: "Flags") -> "Flags":
     """--stdin-filename names standard input: with no PATH it means -, and it needs - among the paths."""
     if flags.stdin_filename is None:
         return flags
@@ -435,14 +446,14 @@ def _stdin_named(flags):
     return flags
 
 
-def output_format_name(given: OutputFormat | None, environ=os.environ) -> str:
+def output_format_name(given: OutputFormat | None, environ: Any = os.environ) -> str:
     """An explicit choice wins; under GitHub Actions the default is annotations (config.build also weighs the file)."""
     if given is not None:
         return given.value
     return "github" if environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
-def color_choice(color: "Color | str", environ=os.environ) -> bool | None:
+def color_choice(color: "Color | str", environ: Any = os.environ) -> bool | None:
     """True/False for always/never; auto is plain under NO_COLOR, else Rich decides (terminal, FORCE_COLOR)."""
     value = color.value if isinstance(color, Color) else color
     if value == "auto" and environ.get("NO_COLOR"):
@@ -454,7 +465,7 @@ def color_choice(color: "Color | str", environ=os.environ) -> bool | None:
 class _Configured:
     """Each input's ``Options``: the command line over the configuration nearest to it (one build a configuration)."""
 
-    def __init__(self, flags) -> None:
+    def __init__(self, flags: "Flags") -> None:
         from .config import Finder, build
 
         self.flags = flags
@@ -462,7 +473,7 @@ class _Configured:
         self.base = build(flags, self.finder.base)
         self._built = {id(self.finder.base): self.base}
 
-    def for_input(self, path: str):
+    def for_input(self, path: str) -> "Options":
         """The options of one input; standard input under --stdin-filename gets its name's per-file-ignores."""
         options = self.for_path(path)
         name = self.flags.stdin_filename
@@ -475,7 +486,7 @@ class _Configured:
         codes = tuple(c for pattern, cs in settings.per_file_ignores if _matches(settings, name, pattern) for c in cs)
         return replace(options, settings=replace(settings, extend_ignore=settings.extend_ignore + codes))
 
-    def for_path(self, path: str, *, folder: bool = False):
+    def for_path(self, path: str, *, folder: bool = False) -> "Options":
         if path == "-" and self.flags.stdin_filename is not None:
             path = self.flags.stdin_filename
         config = self.finder.for_path(path, folder=folder)
@@ -485,19 +496,19 @@ class _Configured:
         return options
 
 
-def _matches(settings, path: str, pattern: str) -> bool:
+def _matches(settings: "Config", path: str, pattern: str) -> bool:
     from .config import _glob_matches
 
     return _glob_matches(settings.root, path, pattern)
 
 
-def _run(flags) -> NoReturn:
+def _run(flags: "Flags") -> NoReturn:
     from .errors import UsageError
 
     if not flags.paths and flags.call_id is None:
         _usage_error("give PATH... (files, folders, or - for standard input), or --call-id ID to search the agent homes")
-    reports = []
-    diff = None
+    reports: list[FileReport] = []
+    diff: DiffWorkspace | None = None
     fail_on = "error"
     try:
         configured = _Configured(flags)
@@ -544,7 +555,7 @@ def _run(flags) -> NoReturn:
         _usage_error(str(exc))
     except typer.Exit:
         raise
-    except Exception as exc:  # the one place an unexpected error becomes exit 2
+    except Exception as exc:  # the one place an unexpected error becomes exit 2  # noqa: BLE001
         _internal_error(exc, flags.verbose)
     finally:
         if diff is not None:
@@ -552,7 +563,7 @@ def _run(flags) -> NoReturn:
     raise typer.Exit(_exit_code(flags, reports, fail_on))
 
 
-def _open_report_file(flags):
+def _open_report_file(flags: "Flags") -> IO[str] | None:
     """The --report-file stream, opened before the run so that a path it cannot write stops it at once."""
     if flags.report_file is None:
         return None
@@ -580,7 +591,7 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
-def _pass_stdin_through(flags) -> None:
+def _pass_stdin_through(flags: "Flags") -> None:
     """An excluded standard input through fix --output -: printed as it came, so a pipe loses nothing."""
     if flags.command == "fix" and flags.output == "-":
         out = sys.stdout.buffer
@@ -589,7 +600,7 @@ def _pass_stdin_through(flags) -> None:
         out.flush()
 
 
-def _name_stdin(reports, flags) -> None:
+def _name_stdin(reports: "list[FileReport]", flags: "Flags") -> None:
     """--stdin-filename: reports name standard input by it."""
     name = flags.stdin_filename
     if name is None:
@@ -627,20 +638,20 @@ def _internal_error(exc: Exception, verbose: bool) -> NoReturn:
 class _Input:
     """One file a run looks at: found by walking a folder (or a home), and the home's session it is."""
 
-    __slots__ = ("path", "walked", "session")
+    __slots__ = ("path", "session", "walked")
 
-    def __init__(self, path: str, walked: bool, session=None) -> None:
+    def __init__(self, path: str, walked: bool, session: "SessionFile | None" = None) -> None:
         self.path, self.walked, self.session = path, walked, session
 
 
-def _inputs(flags, configured: _Configured) -> tuple[list[_Input], list | None]:
+def _inputs(flags: "Flags", configured: _Configured) -> "tuple[list[_Input], list[Home] | None]":
     """The files of the paths given; with none, the session files of the agent homes (and the homes)."""
     if flags.paths:
         from .discover import discover
 
-        excluders: dict[int, tuple] = {}
+        excluders: dict[int, tuple[Any, ...]] = {}
 
-        def rules(path: str, folder: bool):
+        def rules(path: str, folder: bool) -> tuple[Any, ...]:
             # Each file's (and each walked folder's) own configuration says what it leaves out.
             settings = configured.for_path(path, folder=folder).settings
             found = excluders.get(id(settings))
@@ -654,7 +665,7 @@ def _inputs(flags, configured: _Configured) -> tuple[list[_Input], list | None]:
     return [_Input(s.path, True, s) for s in files], found_homes
 
 
-def _home_sessions(settings, runtime: str | None):
+def _home_sessions(settings: "Config", runtime: str | None) -> "tuple[list[SessionFile], list[Home]]":
     from . import homes
 
     found_homes = homes.homes([runtime] if runtime else None)
@@ -663,17 +674,17 @@ def _home_sessions(settings, runtime: str | None):
     return files, found_homes
 
 
-def _looked_in(found_homes) -> str:
+def _looked_in(found_homes: "list[Home] | None") -> str:
     if not found_homes:
         return "no runtime this installation reads"
     return "looked in " + ", ".join(_shown(h.path) + ("" if h.exists else " (none there)") for h in found_homes)
 
 
-def _for_input(options, flags, item: _Input):
+def _for_input(options: "RunOptions", flags: "Flags", item: _Input) -> "RunOptions":
     """The run's options for one input: a file found in a folder may be no transcript; a home's is in its runtime's format."""
     from dataclasses import replace
 
-    changes = {}
+    changes: dict[str, Any] = {}
     if item.walked:
         changes["skip_unrecognised"] = True
     if item.session is not None and flags.input_format == "auto":
@@ -681,7 +692,14 @@ def _for_input(options, flags, item: _Input):
     return replace(options, **changes) if changes else options
 
 
-def _find_call(flags, settings: list, options: list, inputs: list[_Input], paths: list[str], found_homes) -> list:
+def _find_call(
+    flags: "Flags",
+    settings: "list[Config]",
+    options: "list[RunOptions]",
+    inputs: list[_Input],
+    paths: list[str],
+    found_homes: "list[Home] | None",
+) -> "list[FileReport]":
     """--call-id: check every input, then run the command on the ones that hold the call."""
     from dataclasses import replace
 
@@ -689,6 +707,7 @@ def _find_call(flags, settings: list, options: list, inputs: list[_Input], paths
     from .runner import Mode
 
     call_id = flags.call_id
+    assert call_id is not None  # _run calls this only under --call-id
     checks = [replace(o, mode=Mode.CHECK, output=None) for o in options]
     first = _process(paths, checks, settings, flags)
     holding = [n for n, r in enumerate(first) if r.error is None and checker.holds_call(r, call_id)]
@@ -736,7 +755,7 @@ def _session_note(item: _Input) -> str:
     return f" ({', '.join(parts)})"
 
 
-def _run_options(options, diff=None):
+def _run_options(options: "Options", diff: "DiffWorkspace | None" = None) -> "RunOptions":
     """The runner's options for one input, read from the run's ``Options``."""
     from .doctor import RepairOptions
     from .runner import Mode, RunOptions
@@ -765,7 +784,12 @@ def _run_options(options, diff=None):
     )
 
 
-def _process(paths: list[str], options, settings, flags) -> list:
+def _process(
+    paths: list[str],
+    options: "RunOptions | list[RunOptions]",
+    settings: "Config | list[Config]",
+    flags: "Flags",
+) -> "list[FileReport]":
     """Run every path through the project's policy, telling the user as it goes.
 
     ``options`` is one ``RunOptions`` for all paths, or one a path; ``settings``
@@ -791,7 +815,7 @@ def _process(paths: list[str], options, settings, flags) -> list:
     groups: dict[int, list[int]] = {}
     for n, config in enumerate(per_settings):
         groups.setdefault(id(config), []).append(n)
-    reports: list = [None] * len(paths)
+    reports: list[Any] = [None] * len(paths)
     progress = _Progress(len(paths), enabled=not flags.quiet)
     try:
         for indexes in groups.values():
@@ -826,7 +850,7 @@ def _settle() -> None:
         gc.freeze()
 
 
-def _shown(text: str) -> str:
+def _shown(text: object) -> str:
     """A name or a value for a message line: made printable, and unable to start a workflow command."""
     from .reporters import shown_name
 
@@ -843,8 +867,8 @@ class _Progress:
         self.done = 0
         self.enabled = enabled and total > 1 and sys.stderr.isatty()
         self.started = time.monotonic()
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: Any = None
 
     def advance(self) -> None:
         self.done += 1
@@ -865,7 +889,13 @@ class _Progress:
             self.bar.stop()
 
 
-def _render(flags, options, reports, report_out=None, diff=None) -> None:
+def _render(
+    flags: "Flags",
+    options: "Options",
+    reports: "list[FileReport]",
+    report_out: IO[str] | None = None,
+    diff: "DiffWorkspace | None" = None,
+) -> None:
     from .reporters import RenderContext, render
 
     transcript_on_stdout = flags.command == "fix" and flags.output == "-"
@@ -898,7 +928,7 @@ def _render(flags, options, reports, report_out=None, diff=None) -> None:
             report_out.close()
 
 
-def _exit_code(flags, reports, fail_on: str = "error") -> int:
+def _exit_code(flags: "Flags", reports: "list[FileReport]", fail_on: str = "error") -> int:
     from .rules import Severity
 
     if any(r.error is not None for r in reports):
@@ -920,10 +950,10 @@ class SessionsFormat(str, Enum):
 @app.command()
 def sessions(
     all_: bool = typer.Option(False, "--all", help="List every session, the clean ones too."),
-    runtime: Optional[str] = typer.Option(
+    runtime: str | None = typer.Option(
         None, "--runtime", metavar="NAME", help="Only this runtime's home (claude-code, codex, ...)."
     ),
-    call_id: Optional[str] = CALL_ID,
+    call_id: str | None = CALL_ID,
     output_format: SessionsFormat = typer.Option(
         SessionsFormat.text,
         "--output-format",
@@ -932,11 +962,11 @@ def sessions(
     color: Color = COLOR,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
-    config: Optional[str] = CONFIG,
+    config: str | None = CONFIG,
     isolated: bool = ISOLATED,
-    jobs: Optional[int] = JOBS,
-    exclude: Optional[List[str]] = EXCLUDE,
-    extend_exclude: Optional[List[str]] = EXTEND_EXCLUDE,
+    jobs: int | None = JOBS,
+    exclude: list[str] | None = EXCLUDE,
+    extend_exclude: list[str] | None = EXTEND_EXCLUDE,
 ) -> None:
     """List the sessions in the agent runtimes' homes on this machine that hold interrupted
     tool calls: runtime, project, session id, last write, the calls, and the command that
@@ -948,17 +978,17 @@ def sessions(
     """
     from .errors import UsageError
 
-    given = dict(
-        color=color,
-        verbose=verbose,
-        quiet=quiet,
-        config=config,
-        isolated=isolated,
-        jobs=jobs,
-        call_id=call_id,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-    )
+    given = {
+        "color": color,
+        "verbose": verbose,
+        "quiet": quiet,
+        "config": config,
+        "isolated": isolated,
+        "jobs": jobs,
+        "call_id": call_id,
+        "exclude": exclude,
+        "extend_exclude": extend_exclude,
+    }
     code = EXIT_OK
     try:
         code = _sessions(_flags("sessions", given), runtime, output_format.value, all_)
@@ -966,12 +996,12 @@ def sessions(
         _usage_error(str(exc))
     except typer.Exit:
         raise
-    except Exception as exc:
+    except Exception as exc:  # an unexpected error becomes exit 2, as in check and fix  # noqa: BLE001
         _internal_error(exc, verbose)
     raise typer.Exit(code)
 
 
-def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> int:
+def _sessions(flags: "Flags", runtime: str | None, output_format: str, every: bool) -> int:
     from . import checker, homes
     from .config import Finder, build
     from .doctor import RepairOptions
@@ -1034,9 +1064,9 @@ def _sessions(flags, runtime: str | None, output_format: str, every: bool) -> in
 
 @app.command()
 def rule(
-    code: Optional[str] = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
+    code: str | None = typer.Argument(None, metavar="CODE", help="A code (APX001) or a rule name."),
     all_: bool = typer.Option(False, "--all", help="Explain every rule."),
-    search: Optional[str] = typer.Option(
+    search: str | None = typer.Option(
         None,
         "--search",
         metavar="TEXT",
@@ -1063,6 +1093,7 @@ def rule(
     if all_:
         typer.echo("\n".join(rule_markdown(r) for r in RULES.values()), nl=False)
         return
+    assert code is not None  # not --all, so a CODE was given
     found = RULES.get(code.upper()) or next((r for r in RULES.values() if r.name == code.lower()), None)
     if found is None:
         _usage_error(f"no rule {code!r}; `apx-doctor rule --all` lists them")
@@ -1072,7 +1103,7 @@ def rule(
 @app.command()
 def show(
     path: str = typer.Argument(..., metavar="FILE", help="One transcript; - reads standard input."),
-    around: Optional[int] = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
+    around: int | None = typer.Option(None, "--around", metavar="LINE", help="Show only the entries near this line."),
     context: int = typer.Option(
         5, "--context", "-C", min=0, help="How many entries either side of each interrupted call (or of --around)."
     ),
@@ -1082,9 +1113,9 @@ def show(
     no_pager: bool = typer.Option(False, "--no-pager", help="Never page the output (it is never paged when not a terminal)."),
     width: int = typer.Option(200, "--width", min=20, help="Fold content longer than this many characters."),
     input_format: InputFormat = INPUT_FORMAT,
-    marker: Optional[str] = MARKER,
+    marker: str | None = MARKER,
     color: Color = COLOR,
-    config: Optional[str] = CONFIG,
+    config: str | None = CONFIG,
     isolated: bool = ISOLATED,
 ) -> None:
     """Draw the conversation as a timeline: turns, calls, results, and where each interruption happened.

@@ -18,10 +18,13 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .rules import RULES
+
+if TYPE_CHECKING:
+    from .discover import Excluder
 
 SECTION = ("tool", "apx-doctor")
 
@@ -67,7 +70,7 @@ class Config:
             return default_exclude() + self.extend_exclude
         return self.exclude + self.extend_exclude
 
-    def excluder(self):
+    def excluder(self) -> Excluder:
         from .discover import Excluder
 
         # The patterns are gathered only once a file is matched against them.
@@ -453,7 +456,7 @@ class Options:
     def command(self) -> str:
         return self.flags.command
 
-    def for_config(self, config: Config) -> "Options":
+    def for_config(self, config: Config) -> Options:
         """The same command line over another configuration (a file's own).
 
         The output format is the run's: one report has one format.

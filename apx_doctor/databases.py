@@ -66,14 +66,14 @@ def is_database(path: str) -> bool:
 class _Part:
     id: str
     message: str
-    data: dict  # the row's ``data``, as stored (without the id columns)
+    data: dict[str, Any]  # the row's ``data``, as stored (without the id columns)
     raw: str
 
 
 @dataclass(slots=True)
 class _Session:
     id: str
-    messages: list[dict] = field(default_factory=list)  # {"info", "parts"}, as OpenCode's API gives them
+    messages: list[dict[str, Any]] = field(default_factory=list)  # {"info", "parts"}, as OpenCode's API gives them
     parts: list[list[_Part]] = field(default_factory=list)  # each message's part rows
 
 
@@ -186,7 +186,7 @@ def _located(finding: Finding, session: _Session, offset: int) -> Finding:
 # --- the run ----------------------------------------------------------------------------
 
 
-def run_path(path: str, options: "RunOptions") -> FileReport:
+def run_path(path: str, options: RunOptions) -> FileReport:
     """Check (or repair) one OpenCode store; ``runner.run_path`` for a database."""
     from .runner import Mode
 

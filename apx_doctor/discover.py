@@ -19,8 +19,8 @@ import fnmatch
 import os
 import re
 import subprocess
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterable
 
 SUFFIX = ".jsonl"
 # Sessions a runtime keeps as one JSON document, or in a database: found by
@@ -59,10 +59,10 @@ Rules = Callable[[str, bool], "tuple[Excluder, bool]"]
 
 def discover(
     paths: Iterable[str],
-    excluder: "Excluder | None" = None,
+    excluder: Excluder | None = None,
     force_exclude: bool = False,
     *,
-    rules: "Rules | None" = None,
+    rules: Rules | None = None,
     stdin_name: str | None = None,
 ) -> list[Found]:
     """``expand`` that also says where each input came from, leaving out what ``excluder`` excludes.
@@ -75,7 +75,7 @@ def discover(
     standard input is matched by (--stdin-filename).
     """
 
-    def rules_for(path: str, folder: bool) -> "tuple[Excluder | None, bool]":
+    def rules_for(path: str, folder: bool) -> tuple[Excluder | None, bool]:
         return rules(path, folder) if rules is not None else (excluder, force_exclude)
 
     out: list[Found] = []
@@ -109,7 +109,7 @@ def discover(
     return out
 
 
-def walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
+def walk(folder: str, excluder: Excluder | None = None) -> list[str]:
     listed = _git_files(folder)
     if listed is None:
         listed = _plain_walk(folder, excluder)
@@ -148,8 +148,8 @@ def _git_files(folder: str) -> list[str] | None:
     return [p for p in paths if is_session_name(p) and os.path.isfile(p)]
 
 
-def _plain_walk(folder: str, excluder: "Excluder | None" = None) -> list[str]:
-    out = []
+def _plain_walk(folder: str, excluder: Excluder | None = None) -> list[str]:
+    out: list[str] = []
     patterns: dict[str, list[str]] = {}
     for root, dirs, files in os.walk(folder):
         patterns[root] = patterns.get(os.path.dirname(root), []) + _read_gitignore(root)
@@ -192,7 +192,7 @@ def _ignored(name: str, patterns: list[str], folder_: bool = False) -> bool:
 OWN_EXCLUDE = ("*.rejected.jsonl", "*.bak", "*.bak.[0-9]*")
 
 
-def default_exclude(environ=os.environ) -> tuple[str, ...]:
+def default_exclude(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     """What folder runs leave out unless ``exclude`` says otherwise: our own files, and
     the JSONL the agent runtimes write in their homes that is no session."""
     from .homes import bookkeeping_patterns
@@ -211,7 +211,7 @@ class Excluder:
     matches a folder excludes everything in it.
     """
 
-    def __init__(self, patterns: "Iterable[str] | Callable[[], Iterable[str]]", root: str | os.PathLike[str]) -> None:
+    def __init__(self, patterns: Iterable[str] | Callable[[], Iterable[str]], root: str | os.PathLike[str]) -> None:
         """``patterns`` may be a function that gives them: asked only once a file is matched
         (a run of named files without --force-exclude never is)."""
         self.root = os.path.abspath(root)
@@ -222,7 +222,7 @@ class Excluder:
     def names(self) -> list[tuple[str, bool]]:  # (pattern, folders only)
         if self._names is None:
             self._compile()
-        return self._names
+        return self._names  # type: ignore[return-value]  # _compile set it
 
     @property
     def paths(self) -> list[tuple[re.Pattern[str], bool]]:

@@ -7,11 +7,14 @@ The byte-level streaming (``stream``) and the library (``api``) both drive it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import Entry, PairingEngine, PendingCall, Step
 from .formats.base import DROP, Amend, FormatAdapter
 from .model import Edit, Finding
+
+if TYPE_CHECKING:
+    from .profiles import Profile, Structure
 
 _UNRECOGNISED = "valid JSON, but not an entry of the {fmt} format"
 
@@ -92,8 +95,8 @@ class HistoryDoctor:
         self._relink = type(adapter).relink is not FormatAdapter.relink and options.drop_orphans
         # The provider profile (``--target``) and its per-message checks; None
         # with no target, so a plain run pays nothing for them.
-        self.profile = None
-        self.structure = None
+        self.profile: Profile | None = None
+        self.structure: Structure | None = None
         if options.target is not None:
             self._profiled(adapter, options)
         # True where every entry must come through ``entry`` (the drivers' fast
@@ -141,6 +144,7 @@ class HistoryDoctor:
         shape = self.adapter.shape(obj)
         if shape is None:
             return verdict
+        assert self.structure is not None  # entry calls _shape only with a structure
         found = self.structure.feed(number, shape)
         if not found:
             return verdict
@@ -164,6 +168,7 @@ class HistoryDoctor:
     def _not_split(self, step: Step, closed: list[PendingCall]) -> list[PendingCall]:
         """``closed`` without the calls a message split from here (strict targets): their
         record would stand split from its call too, so they are reported as not fixable."""
+        assert self.structure is not None  # only a structure's strict split calls this
         split = {p.call.id for p in closed if self.structure.split(p.call.id)}
         if not split:
             return closed
@@ -194,6 +199,7 @@ class HistoryDoctor:
         structure = self.structure
         if structure is not None:
             self.findings.extend(structure.finish())
+        assert self.profile is not None  # _level runs only under a target's profile
         self.findings = leveled(
             self.profile,
             self.findings,
@@ -222,7 +228,7 @@ class HistoryDoctor:
         amend = getattr(self.engine, "amend", None)
         if amend is not None:
             # The engine fed this very entry (every driver applies a Step at once).
-            self.engine.amend = None
+            self.engine.amend = None  # type: ignore[attr-defined]  # an _AmendingEngine's (the getattr above)
             verdict = verdict or Verdict()
             if verdict.replace is None:
                 verdict.replace = amend.replacement

@@ -36,8 +36,9 @@ import bisect
 import dataclasses
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
@@ -47,6 +48,13 @@ from .errors import DoctorError, InputError, NotATranscriptError, SelfCheckError
 from .formats import UnknownFormatError, adapter_class, adapters
 from .formats.base import DEFAULT_MARKER, DROP, Detection, FormatAdapter
 from .model import Edit, Finding
+
+if TYPE_CHECKING:
+    from .stream import StreamResult
+
+# An adapter class of a format read whole: the document methods above (and
+# answer_in_place, log_fold) are optional, and hasattr decides, so it is duck-typed.
+_Format = Any
 
 # The most a file read whole may hold.
 MAX_BYTES = 256 << 20
@@ -98,9 +106,10 @@ def applies(input_format: str, head: Sequence[bytes], parsed: Sequence[Any]) -> 
     return type(value) in (dict, list) and any(_detect(f, value) >= Detection.CERTAIN for f in document_formats())
 
 
-def _detect(adapter: type[FormatAdapter], value: Any) -> int:
+def _detect(adapter: _Format, value: Any) -> int:
     try:
-        return adapter.detect_document(value)
+        level: int = adapter.detect_document(value)
+        return level
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError):
         return Detection.NO
 
@@ -115,7 +124,9 @@ class _Options:
     salvage: bool = False
 
 
-def run(head: Sequence[bytes], rest: Iterable[bytes], config: Any, sink: Any, adapter: type[FormatAdapter] | None = None):
+def run(
+    head: Sequence[bytes], rest: Iterable[bytes], config: Any, sink: Any, adapter: type[FormatAdapter] | None = None
+) -> StreamResult:
     """``stream.run`` for a file read whole; ``config`` is its ``StreamConfig``."""
     from .stream import StreamResult
 
@@ -157,14 +168,14 @@ def _chain(head: Sequence[bytes], rest: Iterable[bytes]) -> Iterable[bytes]:
     yield from rest
 
 
-def _document(lines: list[bytes], adapter: type[FormatAdapter] | None):
+def _document(lines: list[bytes], adapter: type[FormatAdapter] | None) -> tuple[_Format, Any, bytes] | None:
     """(format, value, body) when the file is one JSON document a format reads; else None.
 
     With no format named, a document that no format reads, or no document at
     all, is refused here (``InputError``, naming the line).
     """
     data = b"".join(lines)
-    body = data[len(jsonl.BOM) :] if data.startswith(jsonl.BOM) else data
+    body = data.removeprefix(jsonl.BOM)
     value, problem = _parse(body)
     if problem is None:
         candidates = [adapter] if adapter is not None else list(document_formats())
@@ -192,9 +203,9 @@ def _looks_like_lines(lines: list[bytes]) -> bool:
     return True
 
 
-def _refuse_document(lines: list[bytes], adapter: type[FormatAdapter] | None):
+def _refuse_document(lines: list[bytes], adapter: type[FormatAdapter] | None) -> NoReturn:
     data = b"".join(lines)
-    _, problem = _parse(data[len(jsonl.BOM) :] if data.startswith(jsonl.BOM) else data)
+    _, problem = _parse(data.removeprefix(jsonl.BOM))
     if adapter is None:
         raise InputError(f"{problem}; this file is one JSON document, so nothing was checked")
     if problem is None:
@@ -255,14 +266,14 @@ class _Review:
     findings: list[Finding] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     # The repaired messages; None when nothing changes.
-    messages: list | None = None
+    messages: list[Any] | None = None
     # Message number -> the records closed right before it (len + 1: at the end).
-    before: dict[int, list] = field(default_factory=dict)
+    before: dict[int, list[Any]] = field(default_factory=dict)
     # Patching formats: (record, pending call) for every call answered, in order.
-    answers: list = field(default_factory=list)
+    answers: list[Any] = field(default_factory=list)
 
 
-def _review(fmt: type[FormatAdapter], messages: list, options: _Options, document: Any = None) -> _Review:
+def _review(fmt: _Format, messages: list[Any], options: _Options, document: Any = None) -> _Review:
     """The doctor over ``messages``; ``document``, the value they were read from, is
     shown to an adapter that writes its record by what holds them (``read_document``)."""
     adapter = fmt(marker=options.marker)
@@ -275,7 +286,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options, documen
     review = _Review()
     out: list[Any] = []
     changed = False
-    answers: list = []
+    answers: list[Any] = []
     try:
         for number, message in enumerate(messages, 1):
             changed |= _place(review, out, number, message, doctor.entry(number, message), answers)
@@ -299,7 +310,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options, documen
         for record, pending in answers
     ]
     if answers:
-        by_message: dict[int, list] = {}
+        by_message: dict[int, list[Any]] = {}
         for _record, pending in answers:
             by_message.setdefault(pending.line, []).append(pending.call)
         repaired = list(messages)
@@ -313,7 +324,7 @@ def _review(fmt: type[FormatAdapter], messages: list, options: _Options, documen
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _place(review: _Review, out: list, number: int, message: Any, verdict: Verdict | None, answers: list) -> bool:
+def _place(review: _Review, out: list[Any], number: int, message: Any, verdict: Verdict | None, answers: list[Any]) -> bool:
     """Put ``message`` (None: the end) into ``out`` as ``verdict`` says; True if anything changed."""
     if verdict is None:
         if message is not None:
@@ -334,7 +345,9 @@ def _place(review: _Review, out: list, number: int, message: Any, verdict: Verdi
 # --- one JSON document --------------------------------------------------------
 
 
-def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _Options, repairing: bool):
+def _check_document(
+    fmt: _Format, value: Any, body: bytes, lines: list[bytes], options: _Options, repairing: bool
+) -> tuple[list[Finding], list[Edit], bytes | None]:
     """Findings and edits (numbered by file line), and the repaired file's bytes (None: unchanged)."""
     messages = fmt.document_messages(value)
     review = _review(fmt, messages, options, value)
@@ -366,16 +379,16 @@ def _check_document(fmt, value: Any, body: bytes, lines: list[bytes], options: _
     return findings, edits, bom + out
 
 
-def _messages_path(fmt, value: Any) -> tuple:
+def _messages_path(fmt: _Format, value: Any) -> tuple[Any, ...]:
     return () if fmt.document_messages(value) is value else ("messages",)
 
 
-def _at(finding: Finding, where: "_Where") -> Finding:
+def _at(finding: Finding, where: _Where) -> Finding:
     number = finding.line or 1
     return dataclasses.replace(finding, line=where.message_line(number - 1), index=number - 1)
 
 
-def _edit_at(edit: Edit, where: "_Where", messages: list, patching: bool) -> Edit:
+def _edit_at(edit: Edit, where: _Where, messages: list[Any], patching: bool) -> Edit:
     index = edit.line - 1
     line = where.message_line(index)
     if patching:
@@ -398,7 +411,7 @@ def _record_position(message: Any, call_id: Any) -> int | None:
 class _Where:
     """Where each message of a document starts: byte offsets found by a light scan, then lines."""
 
-    def __init__(self, body: bytes, path: tuple) -> None:
+    def __init__(self, body: bytes, path: tuple[Any, ...]) -> None:
         self.body = body
         self.newlines = [m.start() for m in re.finditer(b"\n", body)]
         root = _skip_space(body, 0)
@@ -428,12 +441,12 @@ class _Where:
 
 
 _STRUCTURE = re.compile(rb'[\[\]{},:"]')
-_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def _skip_space(body: bytes, offset: int) -> int:
-    return _SPACE.match(body, offset).end()
+    return _SPACE.match(body, offset).end()  # type: ignore[union-attr]  # matches the empty string: never None
 
 
 def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
@@ -452,7 +465,7 @@ def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
         char, at = match.group(), match.start()
         position = at + 1
         if char == b'"':
-            end = _STRING_REST.match(body, position).end()
+            end = _STRING_REST.match(body, position).end()  # type: ignore[union-attr]  # the body parsed: every string closes
             if depth == 1 and is_object:
                 key = json.loads(body[at:end].decode("utf-8", "surrogatepass"))
             position = end
@@ -469,7 +482,7 @@ def _children(body: bytes, start: int) -> tuple[list[tuple[Any, int]], int]:
                 found.append((key, _skip_space(body, position)))
 
 
-def _descend(body: bytes, start: int, path: tuple) -> int | None:
+def _descend(body: bytes, start: int, path: tuple[Any, ...]) -> int | None:
     for step in path:
         if body[start : start + 1] not in (b"{", b"["):
             return None
@@ -561,12 +574,14 @@ def _reproduce(value: Any, body: bytes) -> tuple[_Layout, bytes] | int:
 # --- a log: JSON Lines read whole ---------------------------------------------
 
 
-def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Options, sink: Any, result_type):
+def _run_lines(
+    adapter: _Format, lines: list[bytes], options: _Options, sink: Any, result_type: type[StreamResult]
+) -> StreamResult:
     """A file of JSON Lines that only makes sense whole (Gemini CLI's log), or a document format's
     file that is no document (each line is then unrecognised)."""
-    fold_type = getattr(adapter, "log_fold", None)
+    fold_type: Any = getattr(adapter, "log_fold", None)
     log = fold_type is not None
-    fold = fold_type() if log else None
+    fold: Any = fold_type() if log else None
     findings: list[Finding] = []
     salvaged: list[Edit] = []
     rejected: set[int] = set()
@@ -611,12 +626,12 @@ def _run_lines(adapter: type[FormatAdapter], lines: list[bytes], options: _Optio
     return result_type(adapter.name, findings, [] if unparsed else edits, unparsed, len(lines))
 
 
-def _log_records(adapter, messages: list, answers: list, replaced: bool) -> tuple[list, list]:
+def _log_records(adapter: Any, messages: list[Any], answers: list[Any], replaced: bool) -> tuple[list[Any], list[Any]]:
     """The records to append, and the one that answers each call: for each message with
     answered calls, that message again with them all answered (the last record of an id
     wins, and the message keeps its place), or, where a $set holds the messages, one $set
     of them all."""
-    calls: dict[int, list] = {}
+    calls: dict[int, list[Any]] = {}
     for _record, pending in answers:
         calls.setdefault(pending.line - 1, []).append(pending.call)
     current = list(messages)
@@ -635,7 +650,7 @@ def _at_record(finding: Finding, where: list[int], total: int) -> Finding:
     return dataclasses.replace(finding, line=line, index=number - 1)
 
 
-def _self_check_log(adapter, fold, appended: list, total: int, options: _Options) -> None:
+def _self_check_log(adapter: _Format, fold: Any, appended: list[Any], total: int, options: _Options) -> None:
     """The log with the appended records folds to a conversation that needs nothing more."""
     for offset, record in enumerate(appended, 1):
         written = jsonl.parse(jsonl.dumps(record))  # the record as a reader will see it
@@ -646,7 +661,7 @@ def _self_check_log(adapter, fold, appended: list, total: int, options: _Options
         raise SelfCheckError("a second repair would change the repaired log; nothing was written")
 
 
-def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list) -> None:
+def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list[Any]) -> None:
     last = None
     default = None
     for number, raw in enumerate(lines, 1):
@@ -670,7 +685,9 @@ def _write_log(sink: Any, lines: list[bytes], rejected: set[int], appended: list
 # --- the timeline (apx-doctor show) -------------------------------------------
 
 
-def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: type[FormatAdapter] | None = None):
+def timeline(
+    raw_lines: list[bytes], input_format: str, marker: str, adapter: _Format | None = None
+) -> tuple[_Format, list[Any], list[Any], list[Finding]]:
     """What ``show`` draws for a file read whole: (format, rows, tail, findings).
 
     Each row is (line, index, message, entry to show, records closed right
@@ -702,7 +719,7 @@ def timeline(raw_lines: list[bytes], input_format: str, marker: str, adapter: ty
     findings = [dataclasses.replace(f, line=lines[f.line - 1] if f.line and f.line <= len(lines) else f.line,
                                     index=(f.line or 1) - 1) for f in review.findings]  # fmt: skip
 
-    def closed(number: int) -> list:
+    def closed(number: int) -> list[Any]:
         # The cut call's line in the file, not its position in the list.
         return [
             (record, dataclasses.replace(pending, line=lines[pending.line - 1]))
@@ -745,13 +762,13 @@ def repair_document(
         chosen = [f for f in document_formats() if _detect(f, value) >= Detection.CERTAIN]
         if len(chosen) != 1:
             raise ValueError("the document fits no format read as a whole (pass format=)")
-        fmt = chosen[0]
+        fmt: _Format = chosen[0]
     else:
         fmt = adapter_class(format)
         if not hasattr(fmt, "detect_document") or _detect(fmt, value) < Detection.COMPATIBLE:
             raise ValueError(f"the document is not a {format} document")
     options = _Options(marker, RepairOptions(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail))
     review = _review(fmt, fmt.document_messages(value), options, value)
-    number = lambda item: dataclasses.replace(item, index=item.line - 1)  # noqa: E731
+    number: Callable[[Any], Any] = lambda item: dataclasses.replace(item, index=item.line - 1)  # noqa: E731
     repaired = value if review.messages is None else fmt.with_messages(value, review.messages)
     return DocumentRepair(repaired, [number(f) for f in review.findings], [number(e) for e in review.edits])

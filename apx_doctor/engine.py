@@ -91,7 +91,7 @@ SETTLED_MEMORY = 10_000
 
 
 class _Thread:
-    __slots__ = ("key", "started", "pending", "settled", "settled_before")
+    __slots__ = ("key", "pending", "settled", "settled_before", "started")
 
     def __init__(self, key: Hashable, started: bool = False) -> None:
         self.key = key

@@ -15,15 +15,18 @@ import stat
 import sys
 import time
 import zlib
-from collections.abc import Iterator
-from typing import BinaryIO, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from .errors import InputError, WriteError
+
+if TYPE_CHECKING:
+    from tempfile import SpooledTemporaryFile
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not serialised
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the module, or None where there is none
 
 STDIN = "-"
 READ_BUFFER = 1 << 20
@@ -42,7 +45,7 @@ LOCK_POLL = 0.05
 # Tests only: called as ``hook(point, path)`` at the points a race can fall in
 # ("opened", "locked", "busy", "before-commit", "before-replace", "sidecar-appended"), so a
 # test can rename a file or start another run exactly there. None in production.
-hook = None
+hook: Callable[[str, str], None] | None = None
 
 
 def _at(point: str, path: str) -> None:
@@ -58,7 +61,7 @@ def lock(fd: int, path: str) -> None:
     locked (there is nothing better to do there).
     """
     if fcntl is None:
-        return
+        return  # type: ignore[unreachable]  # mypy checks for Linux; Windows has no fcntl
     deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
@@ -92,7 +95,7 @@ def file_key(path: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # socket and tempfile are imported when a run first writes (a check never
     # does: it starts faster), yet stay reachable as this module's attributes.
     if name in ("socket", "tempfile"):
@@ -133,7 +136,7 @@ def remove_stale_temps(folder: str) -> list[str]:
     if key in _cleaned:
         return []
     _cleaned.add(key)
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(folder)
     except OSError:
@@ -189,7 +192,7 @@ def open_lines(path: str) -> Iterator[Iterable[bytes]]:
         yield _bounded(sys.stdin.buffer, path)
         return
     try:
-        handle = open(path, "rb", buffering=READ_BUFFER)
+        handle = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 (opened apart: `with handle` below)
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
@@ -201,7 +204,7 @@ def open_lines(path: str) -> Iterator[Iterable[bytes]]:
             raise InputError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
-def _bounded(handle, path: str):
+def _bounded(handle: BinaryIO, path: str) -> Iterable[bytes]:
     """``handle`` itself for a regular file (its own line iterator is the fast one); else its lines, at most ``MAX_LINE`` bytes each."""
     try:
         regular = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
@@ -210,7 +213,7 @@ def _bounded(handle, path: str):
     return handle if regular else _limited_lines(handle, describe(path))
 
 
-def _limited_lines(handle, shown: str) -> Iterator[bytes]:
+def _limited_lines(handle: BinaryIO, shown: str) -> Iterator[bytes]:
     read, limit = handle.readline, MAX_LINE
     number = 0
     while True:
@@ -273,7 +276,7 @@ def open_for_rewrite(path: str) -> Iterator[BinaryIO]:
             raise InputError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
-def _open_temp(fd: int, target: str) -> BinaryIO:
+def _open_temp(fd: int, target: str) -> io.BufferedWriter:
     return io.BufferedWriter(_TempFile(fd, target), READ_BUFFER)
 
 
@@ -299,7 +302,7 @@ class _TempFile(io.RawIOBase):
     def fileno(self) -> int:
         return self.fd
 
-    def write(self, data) -> int:
+    def write(self, data: Any) -> int:
         try:
             done = os.write(self.fd, data)
         except OSError as exc:
@@ -362,22 +365,22 @@ class _AtomicTemp:
             fd, self.name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=folder or ".")
         except OSError as exc:
             raise WriteError(f"{target}: cannot create a temporary file beside it: {exc.strerror or exc}") from None
-        self.handle: BinaryIO = _open_temp(fd, target)
+        self.handle = _open_temp(fd, target)
         self.replaced = False
         # The buffer's own method: a repair writes every kept line through it.
         self.write = self.handle.write
 
     def copy_in(self, source: int, count: int) -> int:
         """``_TempFile.copy_in``, before anything else is written (the buffer is empty)."""
-        return self.handle.raw.copy_in(source, count)
+        return cast("_TempFile", self.handle.raw).copy_in(source, count)
 
     def commit(
         self,
         mode: int | None,
         expect: os.stat_result | None = None,
-        before_replace=None,
+        before_replace: Callable[[Any], None] | None = None,
         held: int | None = None,
-        attributes=None,
+        attributes: Any = None,
     ) -> None:
         """Replace the target; ``before_replace(old_fd)`` runs last, right before the rename.
 
@@ -417,6 +420,7 @@ class _AtomicTemp:
                 self.replaced = True
                 _fsync_folder(self.target)
                 if old is not None:
+                    assert expect is not None  # a held descriptor comes with its identity
                     _carry_over_late_bytes(old, self.target, expect.st_size)
             finally:
                 if old is not None and old != held:
@@ -506,7 +510,7 @@ class InPlaceSink:
     def __init__(
         self,
         path: str,
-        sidecar: "Sidecar | None" = None,
+        sidecar: Sidecar | None = None,
         *,
         force: bool = False,
         backup: bool = False,
@@ -541,6 +545,7 @@ class InPlaceSink:
 
     def write(self, data: bytes) -> None:
         self._start()
+        assert self.temp is not None  # _start made it
         self.temp.write(data)
 
     def drop(self, raw: bytes) -> None:
@@ -550,6 +555,7 @@ class InPlaceSink:
     def reject(self, raw: bytes) -> None:
         """An unparseable line that --salvage moves to the sidecar."""
         self.drop(raw)
+        assert self.sidecar is not None  # --salvage gives a sidecar
         self.sidecar.add(raw)
 
     def _start(self) -> None:
@@ -571,6 +577,7 @@ class InPlaceSink:
     def _copy_prefix_from(self, source: int) -> None:
         # The unchanged prefix is most of the file when the cut turn is the last.
         # Read at offsets (pread, copy_file_range's own offset): the reader's position stays.
+        assert self.temp is not None  # _start made it
         copied = self.temp.copy_in(source, self.prefix)
         left = self.prefix - copied
         offset = copied
@@ -584,7 +591,8 @@ class InPlaceSink:
             offset += len(chunk)
 
     def commit(self) -> bool:
-        if self.temp is None:
+        temp = self.temp
+        if temp is None:
             return False
         try:
             if self.sidecar is not None:
@@ -594,7 +602,7 @@ class InPlaceSink:
             attributes = _Attributes(self.path, self.fd, self.before, self.force, self.notes) if self.fd is not None else None
             _commit_with(
                 self.sidecar,
-                lambda: self.temp.commit(
+                lambda: temp.commit(
                     self.before.st_mode & 0o7777,
                     expect=self.before,
                     before_replace=self._before_replace,
@@ -603,7 +611,7 @@ class InPlaceSink:
                 ),
             )
         except BaseException:
-            if self.backup is not None and not self.temp.replaced:
+            if self.backup is not None and not temp.replaced:
                 # The original stays where it was: a backup of it is no news.
                 with contextlib.suppress(OSError):
                     os.unlink(self.backup)
@@ -716,7 +724,7 @@ def _ensure_rewritable(path: str, target: str, before: os.stat_result) -> None:
         raise WriteError(f"{path}: its folder {folder} is read-only; nothing was written")
 
 
-def _commit_with(sidecar: "Sidecar | None", commit) -> None:
+def _commit_with(sidecar: Sidecar | None, commit: Callable[[], object]) -> None:
     """Salvaged lines reach the sidecar before the transcript loses them.
 
     A crash in between leaves them in both places, never in neither; a failed
@@ -776,7 +784,7 @@ def open_writers(path: str) -> list[tuple[int, str]]:
         return _proc_writers(info.st_dev, info.st_ino, os.path.basename(path))
     if sys.platform != "win32":
         return _lsof_writers(path)
-    return []
+    return []  # type: ignore[unreachable]  # mypy checks for Linux; this is Windows
 
 
 def _proc_writers(dev: int, ino: int, name: str) -> list[tuple[int, str]]:
@@ -913,7 +921,7 @@ def _copy_backup(old: int, candidate: str, mode: int) -> str:
 # --- reading a file's head ---------------------------------------------------
 
 
-def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator:
+def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator[Any]:
     """The JSON values of the first lines of ``path`` (at most ``max_lines``, ``max_bytes``); unparseable ones skipped.
 
     A ``*.json`` file is one document: its value, when it is at most ``max_bytes`` long.
@@ -921,7 +929,7 @@ def head_objects(path: str, max_lines: int, max_bytes: int) -> Iterator:
     import orjson
 
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 (opened apart: `with handle` below)
     except OSError:
         return
     with handle:
@@ -993,7 +1001,7 @@ class Sidecar:
         self.path = sidecar_path(self.source)
         import tempfile
 
-        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed with the sidecar)
         self.count = 0
         self._fd: int | None = None
         self._size = 0
@@ -1107,8 +1115,10 @@ class OutputFileSink:
     def __init__(self, path: str, sidecar: Sidecar | None = None, source: str = STDIN) -> None:
         self.target = os.path.realpath(path)
         self.sidecar = sidecar
-        self.temp = None
-        self.buffer = None
+        self.temp: _AtomicTemp | None = None
+        self.buffer: SpooledTemporaryFile[bytes] | None = None
+        self.keep: Callable[[bytes], object]
+        self.write: Callable[[bytes], object]
         try:
             found = os.stat(self.target)
         except OSError:
@@ -1118,7 +1128,7 @@ class OutputFileSink:
                 raise WriteError(f"{path}: is a directory; nothing was written")
             import tempfile
 
-            self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+            self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed by commit or abort)
             self.keep = self.write = self.buffer.write
             return
         if found is not None and found.st_nlink > 1:
@@ -1134,6 +1144,7 @@ class OutputFileSink:
         pass
 
     def reject(self, raw: bytes) -> None:
+        assert self.sidecar is not None  # --salvage gives a sidecar
         self.sidecar.add(raw)
 
     def commit(self) -> bool:
@@ -1143,11 +1154,14 @@ class OutputFileSink:
         mode = None
         with contextlib.suppress(OSError):
             mode = os.stat(self.target).st_mode & 0o7777
-        _commit_with(self.sidecar, lambda: self.temp.commit(mode if mode is not None else 0o666 & ~_umask()))
+        temp = self.temp
+        assert temp is not None  # no buffer: __init__ made the temporary file
+        _commit_with(self.sidecar, lambda: temp.commit(mode if mode is not None else 0o666 & ~_umask()))
         return True
 
     def _stream(self) -> None:
         """Into a device or a FIFO, as ``cat > PATH``: opened for writing, never created, replaced or truncated."""
+        assert self.buffer is not None  # commit streams only a buffer
         try:
             fd = os.open(self.target, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
@@ -1212,13 +1226,16 @@ class StdoutSink:
         self.sidecar = sidecar
         import tempfile
 
-        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.buffer = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (closed by commit or abort)
+        self.keep: Callable[[bytes], object]
+        self.write: Callable[[bytes], object]
         self.keep = self.write = self.buffer.write
 
     def drop(self, raw: bytes) -> None:
         pass
 
     def reject(self, raw: bytes) -> None:
+        assert self.sidecar is not None  # --salvage gives a sidecar
         self.sidecar.add(raw)
 
     def commit(self) -> bool:

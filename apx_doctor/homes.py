@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +392,7 @@ def _from_lines(path: str, pending: dict[str, tuple[Probe, ...]], found: dict[st
 
     lines = [p for probes in pending.values() for p in probes if isinstance(p, FromLine)]
     values: dict[FromLine, str] = {}
+    probe: Probe
     for value in head_objects(path, HEAD_LINES, HEAD_BYTES):
         for probe in lines:
             if probe not in values:
@@ -436,10 +438,10 @@ def resume_command(runtime: Runtime, session_id: str | None) -> list[str] | None
 
 
 __all__ = [
+    "RUNTIMES",
     "FromLine",
     "FromPath",
     "Home",
-    "RUNTIMES",
     "Runtime",
     "SessionFile",
     "bookkeeping_patterns",

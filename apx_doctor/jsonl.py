@@ -100,7 +100,7 @@ def _exact_float_token(text: str) -> float:
     return value
 
 
-def _no_repeated_keys(pairs: list) -> dict:
+def _no_repeated_keys(pairs: list[Any]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         raise _Inexact("a key repeated in one object")
@@ -160,7 +160,8 @@ def _same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
     if type(a) is list:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
+    same: bool = a == b
+    return same
 
 
 def _parse_slow(raw: bytes) -> Any:

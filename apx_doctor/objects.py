@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .formats.base import (
@@ -332,7 +333,8 @@ class LangChainAdapter(ChatAdapter):
         """The kind of each message (-1: none), computed once for the list this repair reads."""
         cached = getattr(self, "_kinds", None)
         if cached is not None and cached[0] is messages:
-            return cached[1]
+            kinds_cached: list[int] = cached[1]
+            return kinds_cached
         kinds = list(map(_kinds_by_class.get, map(type, messages)))
         if None in kinds:
             for n, kind in enumerate(kinds):

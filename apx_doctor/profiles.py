@@ -19,8 +19,9 @@ what a message is through its ``shape`` hook (``formats.base.Shape``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any
 
 from .model import Finding
 from .rules import RULES, Severity
@@ -107,7 +108,7 @@ def resolve(target: str | None, format_name: str | None) -> Profile | None:
         target = implied(format_name)
         if target is None:
             return None
-    return PROFILES[check_target(target)]
+    return PROFILES[check_target(target)]  # type: ignore[index]  # target is not None here, so neither is its check
 
 
 def leveled(
@@ -154,14 +155,14 @@ class Structure:
     """
 
     __slots__ = (
-        "profile",
         "calls",
-        "items",
-        "role",
-        "reasoning",
-        "open_calls",
-        "first_user_line",
         "drop_empty_blocks",
+        "first_user_line",
+        "items",
+        "open_calls",
+        "profile",
+        "reasoning",
+        "role",
     )
 
     def __init__(self, profile: Profile, *, drop_empty_blocks: bool = False) -> None:

@@ -7,15 +7,21 @@ mode, commits or aborts it, and turns what stops a run into a report value.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, Self
 
 from . import files, stream
 from .doctor import RepairOptions, from_start
 from .errors import DoctorError, NotATranscriptError, UsageError
 from .formats.base import DEFAULT_MARKER
 from .model import FileReport
+
+if TYPE_CHECKING:
+    import threading
+    from multiprocessing.context import BaseContext
+    from tempfile import SpooledTemporaryFile
 
 
 class Mode(str, Enum):
@@ -126,17 +132,18 @@ class _Replayable:
     lines are kept (in memory, then on disk past 16 MiB) as they are read.
     """
 
-    def __init__(self, handle) -> None:
-        self.handle = handle
+    def __init__(self, handle: Any) -> None:
+        # A binary file, or (not seekable) an iterator of its lines.
+        self.handle: BinaryIO = handle
         self.seekable = _seekable(handle)
-        self.kept = None
+        self.kept: SpooledTemporaryFile[bytes] | None = None
 
     def first(self) -> Iterable[bytes]:
         if self.seekable:
             return self.handle
         import tempfile
 
-        self.kept = tempfile.SpooledTemporaryFile(max_size=16 << 20)
+        self.kept = tempfile.SpooledTemporaryFile(max_size=16 << 20)  # noqa: SIM115 (lives as long as the source)
         return _tee(self.handle, self.kept.write)
 
     def again(self) -> Iterable[bytes]:
@@ -147,13 +154,13 @@ class _Replayable:
         return self.kept
 
 
-def _tee(lines: Iterable[bytes], keep) -> Iterator[bytes]:
+def _tee(lines: Iterable[bytes], keep: Any) -> Iterator[bytes]:
     for raw in lines:
         keep(raw)
         yield raw
 
 
-def _seekable(handle) -> bool:
+def _seekable(handle: BinaryIO) -> bool:
     try:
         return handle.seekable()
     except (AttributeError, OSError, ValueError):
@@ -168,7 +175,7 @@ def _naming(path: str, message: str) -> str:
     return f"{shown}: {message}"
 
 
-def _tell(notes) -> None:
+def _tell(notes: Sequence[str]) -> None:
     """What --force wrote although it could not keep it: said on stderr, never silent."""
     if notes:
         import sys
@@ -179,7 +186,7 @@ def _tell(notes) -> None:
             sys.stderr.write(f"apx-doctor: warning: {printable(note)}\n")
 
 
-def _sink(path: str, options: RunOptions, handle=None):
+def _sink(path: str, options: RunOptions, handle: Any = None) -> _RunSink | None:
     sidecar = None
     if options.salvage and options.mode in (Mode.IN_PLACE, Mode.OUTPUT):
         if path == files.STDIN:
@@ -190,10 +197,19 @@ def _sink(path: str, options: RunOptions, handle=None):
     if options.mode is Mode.OUTPUT:
         if options.output == files.STDIN:
             return files.StdoutSink(sidecar)
+        assert options.output is not None  # Mode.OUTPUT has an output
         return files.OutputFileSink(options.output, sidecar, source=path)
     if options.mode is Mode.DRY_RUN:
         return _NullSink()
     return None
+
+
+class _RunSink(stream.Sink, Protocol):
+    """A sink the runner commits or aborts (files.InPlaceSink, OutputFileSink, StdoutSink, _NullSink)."""
+
+    def commit(self) -> bool: ...
+
+    def abort(self) -> None: ...
 
 
 class _NullSink:
@@ -291,7 +307,7 @@ def _parallel(work: list[tuple[str, RunOptions]], jobs: int) -> Iterator[FileRep
         for chunk, future in zip(chunks, futures):
             try:
                 yield from future.result()
-            except Exception:  # a dead worker (BrokenProcessPool) or a bug raised in one
+            except Exception:  # a dead worker (BrokenProcessPool) or a bug raised in one  # noqa: BLE001
                 # Which file killed the worker is unknown: run each of the
                 # chunk alone, so only the guilty one is lost.
                 for path, opts in chunk:
@@ -307,14 +323,14 @@ def _isolated(path: str, opts: RunOptions) -> FileReport:
             return pool.submit(_run_chunk, [(path, opts)]).result()[0]
         except BrokenProcessPool:
             return FileReport(path, error=f"{files.describe(path)}: the worker process died while checking this file")
-        except Exception as exc:  # an internal error: this file's report carries it, the others go on
+        except Exception as exc:  # an internal error: this file's report carries it, the others go on  # noqa: BLE001
             from .safe import printable
 
             detail = printable(f"{type(exc).__name__}: {exc}", 200)
             return FileReport(path, error=f"{files.describe(path)}: internal error while checking this file: {detail}")
 
 
-def _context():
+def _context() -> BaseContext:
     import multiprocessing
     import sys
     import threading
@@ -338,12 +354,12 @@ class _ByteProgress:
 
     DELAY = 1.0
 
-    def __init__(self, handle, path: str, enabled: bool) -> None:
+    def __init__(self, handle: Any, path: str, enabled: bool) -> None:
         self.handle, self.path = handle, path
         self.total = _size(handle) if enabled else None
-        self.thread = None
+        self.thread: threading.Thread | None = None
 
-    def __enter__(self) -> "_ByteProgress":
+    def __enter__(self) -> Self:
         if self.total:
             import threading
 
@@ -352,7 +368,7 @@ class _ByteProgress:
             self.thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.thread is not None:
             self.stop.set()
             self.thread.join()
@@ -360,7 +376,7 @@ class _ByteProgress:
     def _draw(self) -> None:
         try:
             self._show()
-        except Exception:  # a progress bar that cannot be drawn is no reason to stop or to print
+        except Exception:  # a progress bar that cannot be drawn is no reason to stop or to print  # noqa: BLE001, S110
             pass
 
     def _show(self) -> None:
@@ -392,7 +408,7 @@ def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
-def _size(handle) -> int | None:
+def _size(handle: Any) -> int | None:
     try:
         stat = os.fstat(handle.fileno())
     except (AttributeError, OSError, ValueError):
@@ -402,7 +418,7 @@ def _size(handle) -> int | None:
     return stat.st_size if stat_module.S_ISREG(stat.st_mode) and stat.st_size else None
 
 
-def _position(handle) -> int:
+def _position(handle: Any) -> int:
     try:
         # The descriptor's offset: what the buffered reader has taken, to within a buffer.
         return os.lseek(handle.fileno(), 0, os.SEEK_CUR)

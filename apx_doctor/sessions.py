@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
-from .homes import SessionFile, describe, resume_command
+from .homes import Home, SessionFile, describe, resume_command
 from .model import FileReport
 from .rules import Severity
 
@@ -87,11 +88,7 @@ def row(session: SessionFile, report: FileReport) -> SessionRow:
         mtime: float | None = os.stat(session.path).st_mtime
     except OSError:
         mtime = None
-    modified = (
-        None
-        if mtime is None
-        else datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    )
+    modified = None if mtime is None else datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     call_ids = [f.call_id for f in report.findings if f.code == "APX001" and f.call_id is not None]
     usable = session_id if session_id is not None and _SAFE_ID.match(session_id) else None
     command = resume_command(runtime, usable)
@@ -111,7 +108,7 @@ def row(session: SessionFile, report: FileReport) -> SessionRow:
     )
 
 
-def document(found_homes, listed: Sequence[SessionRow], checked: int) -> dict[str, Any]:
+def document(found_homes: Sequence[Home], listed: Sequence[SessionRow], checked: int) -> dict[str, Any]:
     return {
         "version": VERSION,
         "homes": [home.to_dict() for home in found_homes],
@@ -139,4 +136,4 @@ def exit_code(listed: Sequence[SessionRow]) -> int:
     return 0
 
 
-__all__ = ["SessionRow", "VERSION", "document", "exit_code", "needs_attention", "row", "rows", "summary"]
+__all__ = ["VERSION", "SessionRow", "document", "exit_code", "needs_attention", "row", "rows", "summary"]

@@ -29,7 +29,7 @@ import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice, pairwise
@@ -44,7 +44,7 @@ from rich.text import Text
 from . import documents, files, jsonl
 from .advice import SAFE_NEXT, tool_kind
 from .doctor import HistoryDoctor, RepairOptions, from_start
-from .engine import Entry
+from .engine import Entry, PendingCall
 from .errors import InputError
 from .formats.base import FormatAdapter
 from .model import Finding
@@ -83,8 +83,8 @@ class _Row:
     value: Any
     entry: Entry | None = None
     # Not-run records a repair writes right before this line: (record, pending call).
-    inserted: list = None  # type: ignore[assignment]
-    findings: list = None  # type: ignore[assignment]
+    inserted: list[tuple[Any, PendingCall]] = None  # type: ignore[assignment]
+    findings: list[Finding] = None  # type: ignore[assignment]
 
 
 @dataclass(slots=True)
@@ -97,9 +97,9 @@ class _Plan:
     calls: int = 0
     results: int = 0
     # Line -> the not-run records a repair inserts right before it, with their pending calls.
-    inserted: dict[int, list] = field(default_factory=dict)
+    inserted: dict[int, list[tuple[Any, PendingCall]]] = field(default_factory=dict)
     # The records inserted at the end of the file.
-    tail: list = field(default_factory=list)
+    tail: list[tuple[Any, PendingCall]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     by_line: dict[int, list[Finding]] = field(default_factory=dict)
     # Lines that are no JSON value (blank, invalid): drawn in the default view too.
@@ -125,7 +125,7 @@ def render_timeline(path: str, options: ShowOptions, out: IO[str], color: bool |
         try:
             whole = documents.applies(options.input_format, head, parsed)
             adapter_type = None if whole else choose_adapter(options.input_format, head, parsed)
-            if whole or documents.is_whole_file(adapter_type):
+            if adapter_type is None or documents.is_whole_file(adapter_type):
                 with reopen() as lines:
                     rows, plan = _document(list(lines), options, adapter_type)
                 _draw(path, plan, options, out, color, lambda spans: _listed_rows(rows, spans))
@@ -188,7 +188,12 @@ def _scan(
     return plan
 
 
-def _pass(reopen, adapter_type: type[FormatAdapter], options: ShowOptions, repair: RepairOptions):
+_Reopen = Callable[[], AbstractContextManager[Iterable[bytes]]]
+
+
+def _pass(
+    reopen: _Reopen, adapter_type: type[FormatAdapter], options: ShowOptions, repair: RepairOptions
+) -> tuple[_Plan, HistoryDoctor]:
     doctor = HistoryDoctor(adapter_type(marker=options.marker), repair)
     plan = _Plan(adapter_type, counted=not adapter_type.one_history_a_line)
     try:
@@ -249,20 +254,20 @@ def _parse(number: int, raw: bytes) -> Any:
     return jsonl.parse(raw.removeprefix(jsonl.BOM) if number == 1 else raw)
 
 
-def _note(plan: _Plan, number: int, inserted: list) -> None:
+def _note(plan: _Plan, number: int, inserted: list[tuple[Any, PendingCall]]) -> None:
     """Records inserted before entry ``number``: it and each call they close are drawn with context."""
     plan.inserted[number] = inserted
     plan.around.append(number)
     plan.around.extend(pending.line for _record, pending in inserted)
 
 
-def _document(raw_lines: list[bytes], options: ShowOptions, adapter_type: type[FormatAdapter] | None):
+def _document(raw_lines: list[bytes], options: ShowOptions, adapter_type: type[FormatAdapter] | None) -> tuple[list[_Row], _Plan]:
     """One JSON document (or a log read whole): a row per message, at the line where it starts."""
     fmt, items, tail, findings = documents.timeline(raw_lines, options.input_format, options.marker, adapter_type)
     rows = [_Row(line, b"", message, entry, list(inserted), own) for line, _i, message, entry, inserted, own in items]
     plan = _Plan(fmt, total=len(rows), tail=list(tail), findings=findings)
     # Positions, not line numbers: a message may span many lines.
-    position = {}
+    position: dict[int, int] = {}
     for i, row in enumerate(rows, 1):
         position.setdefault(row.number, i)
         if row.entry is not None:
@@ -303,7 +308,9 @@ def _spans(plan: _Plan, options: ShowOptions) -> list[tuple[int, int]]:
     return spans
 
 
-def _streamed_rows(reopen, plan: _Plan, options: ShowOptions, spans: list[tuple[int, int]]) -> Iterator[tuple[int, _Row]]:
+def _streamed_rows(
+    reopen: _Reopen, plan: _Plan, options: ShowOptions, spans: list[tuple[int, int]]
+) -> Generator[tuple[int, _Row], None, None]:
     """Pass 2: the rows inside ``spans``, parsed and classified as they are read; the rest only counted."""
     viewer = None if plan.adapter.one_history_a_line else plan.adapter(marker=options.marker)
     # An adapter that keeps state between lines must see every line, in order, to say what each is.
@@ -330,13 +337,20 @@ def _streamed_rows(reopen, plan: _Plan, options: ShowOptions, spans: list[tuple[
                 return
 
 
-def _listed_rows(rows: list[_Row], spans: list[tuple[int, int]]) -> Iterator[tuple[int, _Row]]:
+def _listed_rows(rows: list[_Row], spans: list[tuple[int, int]]) -> Generator[tuple[int, _Row], None, None]:
     for lo, hi in spans:
         for i in range(lo, hi + 1):
             yield i, rows[i - 1]
 
 
-def _draw(path: str, plan: _Plan, options: ShowOptions, out: IO[str], color: bool | None, rows_in) -> None:
+def _draw(
+    path: str,
+    plan: _Plan,
+    options: ShowOptions,
+    out: IO[str],
+    color: bool | None,
+    rows_in: Callable[[list[tuple[int, int]]], Generator[tuple[int, _Row], None, None]],
+) -> None:
     """Print the header, the summary, and the rows of each span, a batch at a time, with the gaps said."""
     spans = _spans(plan, options)
     with _output(out, color, options, _long(plan, spans, out)) as console:
@@ -537,7 +551,7 @@ class _PagerStream:
     def __init__(self, pipe: IO[str], terminal: IO[str]) -> None:
         self._pipe = pipe
         self._terminal = terminal
-        self.encoding = pipe.encoding
+        self.encoding = getattr(pipe, "encoding", "utf-8")
 
     def write(self, text: str) -> int:
         try:
@@ -582,6 +596,7 @@ def _output(out: IO[str], color: bool | None, options: ShowOptions, long: bool) 
     # As git: quit at once if it fits a screen, keep colours, leave the screen as it is.
     env = {**os.environ, "LESS": os.environ.get("LESS", "FRX"), "LV": os.environ.get("LV", "-c")}
     pager = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env, encoding="utf-8", errors="replace")
+    assert pager.stdin is not None  # stdin=PIPE
     try:
         yield text_console(_PagerStream(pager.stdin, out), color)
     except _PagerClosed:
@@ -670,7 +685,7 @@ def _role(value: Any) -> str | None:
     return None
 
 
-def _interruption(record: Any, pending, options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
+def _interruption(record: Any, pending: PendingCall, options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
     call = pending.call
     kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
     head = Text("✂ interrupted: ", style="bold red")

@@ -8,9 +8,10 @@ never held whole in memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import orjson
 
@@ -35,10 +36,11 @@ DETECT_LINES = 64
 
 
 class Sink(Protocol):
-    def keep(self, raw: bytes) -> None:
+    # -> object: a file's own write method (its count is ignored) serves as keep and write.
+    def keep(self, raw: bytes) -> object:
         """An input line that goes out unchanged, terminator included."""
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> object:
         """New bytes: an inserted record or a rewritten line."""
 
     def drop(self, raw: bytes) -> None:
@@ -135,7 +137,7 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
+def _drive(run_: _Pass, head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
     doctor = run_.doctor
@@ -156,7 +158,7 @@ def _drive(run_: "_Pass", head: list[bytes], parsed: list[Any], rest: Iterable[b
 # or whose lines link to removed ones, take the general loop.
 
 
-def _generic_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _generic_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     for raw in rest:
         try:
@@ -166,7 +168,7 @@ def _generic_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         line(raw, value)
 
 
-def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _check_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     """A check writes nothing: a parsed line goes from the parser to the adapter and the engine."""
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
     doctor = run_.doctor
@@ -199,13 +201,15 @@ def _check_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         run_.number = number
 
 
-def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
+def _repair_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
     """A repair: a line that needs nothing is kept and fed to the self-check, all inline.
 
     Locals stand in for ``run_``'s counters and are written back before
     ``run_`` is asked to do anything (an unparsed line, a rewrite) and at the end.
     """
     line, loads, refused = run_.line, orjson.loads, orjson.JSONDecodeError
+    # A repair has a sink, and so a self-check.
+    assert run_.sink is not None and run_.checker is not None
     doctor, checker, keep = run_.doctor, run_.checker, run_.sink.keep
     classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
     # With a pure adapter the self-check reuses the doctor's Entry for a kept line.
@@ -266,7 +270,7 @@ def _repair_loop(run_: "_Pass", rest: Iterable[bytes]) -> None:
         _sync(run_, number, out_number, last)
 
 
-def _sync(run_: "_Pass", number: int, out_number: int, last: bytes | None) -> None:
+def _sync(run_: _Pass, number: int, out_number: int, last: bytes | None) -> None:
     """Write a loop's counters back to ``run_`` before it is asked to do anything."""
     run_.number, run_.out_number = number, out_number
     if last is not None:
@@ -283,14 +287,14 @@ def _checked(data: bytes, value: Any, number: int) -> bytes:
 
 
 def _parse_first(raw: bytes) -> Any:
-    return jsonl.parse(raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw)
+    return jsonl.parse(raw.removeprefix(jsonl.BOM))
 
 
 def _opens_a_document(head: list[bytes]) -> bool:
     """Whether the first non-blank line is a lone ``{`` or ``[``: no JSON Lines record
     is, and a JSON document written with indentation (a Gemini CLI session) starts so."""
     for raw in head:
-        text = raw[len(jsonl.BOM) :] if raw.startswith(jsonl.BOM) else raw
+        text = raw.removeprefix(jsonl.BOM)
         text = text.strip()
         if text:
             return text in (b"{", b"[")
@@ -408,7 +412,9 @@ class _Pass:
             self.result.findings.append(Finding("APX101", number, f"not valid JSON: {value.reason}"))
         return self.salvage
 
+    # _keep, _rewrite, _insert and _recheck run only with a sink (and so a checker).
     def _keep(self, raw: bytes, value: Any) -> None:
+        assert self.sink is not None
         self.sink.keep(raw)
         self._track(raw)
         self._recheck(value, self.entry)
@@ -418,6 +424,7 @@ class _Pass:
         if verdict.replace is None:
             self._keep(raw, value)
         elif verdict.replace is DROP:
+            assert self.sink is not None
             self.sink.drop(raw)
         else:
             # The line is written again from its parsed value: every number and
@@ -436,6 +443,7 @@ class _Pass:
             if raw.startswith(jsonl.BOM):
                 # The byte-order mark APX103 says is kept.
                 rewritten = jsonl.BOM + rewritten
+            assert self.sink is not None
             self.sink.write(rewritten + term)
             self._track(raw)
             self._recheck(verdict.replace)
@@ -443,6 +451,7 @@ class _Pass:
     def _insert(self, verdict: Verdict) -> None:
         if not verdict.insert:
             return
+        assert self.sink is not None
         if not self.last_terminator:
             # Appending after a last line that has no line ending: give it one.
             self.last_terminator = self.default_terminator or b"\n"
@@ -461,5 +470,6 @@ class _Pass:
         self.out_number += 1
         if type(value) is jsonl.Unparsed:
             return
+        assert self.checker is not None
         if self.checker.entry(self.out_number, value, entry) is not None:
             raise SelfCheckError(f"a second repair would change output line {self.out_number}; nothing was written")

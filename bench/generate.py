@@ -20,9 +20,9 @@ import argparse
 import os
 import random
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 import orjson
 

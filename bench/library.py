@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import chat_history  # noqa: E402
+from generate import chat_history
 
-from apx_doctor import repair_messages  # noqa: E402
+from apx_doctor import repair_messages
 
 
 def _timed(fn) -> float:

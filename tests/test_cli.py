@@ -199,7 +199,7 @@ def test_transcript_text_is_never_markup_or_a_control_sequence(tmp_path: Path) -
         "function": {"name": "[bold red]x[/]", "arguments": "\x1b]0;pwned\x07 :smile:"},
     }
     lines = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
-    path.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    path.write_text("".join(json.dumps(record) + "\n" for record in lines))
     result = invoke("fix", "--color", "always", str(path))
     out = result.stdout
     assert "[bold red]x[/]" in out
@@ -212,7 +212,7 @@ def test_transcript_text_is_never_markup_or_a_control_sequence(tmp_path: Path) -
 
 
 def test_internal_errors_are_one_line_without_traceback(monkeypatch, broken: Path) -> None:
-    import apx_doctor.runner as runner
+    from apx_doctor import runner
 
     def boom(*_a, **_k):
         raise RuntimeError("unexpected")

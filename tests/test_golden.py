@@ -9,7 +9,6 @@ names them input.json and expected.json; a case whose options.json says
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import shutil
 from pathlib import Path

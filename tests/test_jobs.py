@@ -123,5 +123,5 @@ def test_text_output_shows_the_first_rows_and_counts_the_rest(tmp_path: Path) ->
     assert "lost049" in short.stdout and "lost050" not in short.stdout
     assert "70 more findings" in short.stdout and "--show-all" in short.stdout
     assert "lost119" in full.stdout and "more findings" not in full.stdout
-    code, document = _json_report(["check", str(path)])
+    _code, document = _json_report(["check", str(path)])
     assert [f["call_id"] for f in document["files"][0]["findings"]] == [f"lost{i:03d}" for i in range(120)]

@@ -202,12 +202,12 @@ def _chat_history(draw) -> list:
     return lines
 
 
-_OPTIONS = dict(
-    drop_orphans=st.booleans(),
-    keep_open_tail=st.booleans(),
-    marker=st.sampled_from([DEFAULT_MARKER, "no result", "aborted"]),
-    memory=st.sampled_from([1, 2, 3, engine.SETTLED_MEMORY]),
-)
+_OPTIONS = {
+    "drop_orphans": st.booleans(),
+    "keep_open_tail": st.booleans(),
+    "marker": st.sampled_from([DEFAULT_MARKER, "no result", "aborted"]),
+    "memory": st.sampled_from([1, 2, 3, engine.SETTLED_MEMORY]),
+}
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -235,7 +235,7 @@ def test_every_format_repairs_the_same_as_the_plain_engine_path(
         fmt_for_reference = (detect_format(list(messages[:64])) or ChatAdapter).name
     else:
         fmt_for_reference = fmt
-    options = dict(drop_orphans=drop_orphans, keep_open_tail=keep_open_tail)
+    options = {"drop_orphans": drop_orphans, "keep_open_tail": keep_open_tail}
     if hasattr(adapter_class(fmt_for_reference), "answer_in_place"):
         # Gemini CLI answers a call in its own record: the library repairs the
         # messages as ``repair_document`` repairs a session file's.

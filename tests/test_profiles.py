@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import orjson
@@ -130,7 +131,7 @@ def test_bedrock_repair_of_an_anthropic_history_never_puts_two_user_messages_in_
     sink = stream.MemorySink()
     result = stream.run(data.splitlines(keepends=True), config, sink)
     roles = _roles(sink.getvalue())
-    assert all(a != b for a, b in zip(roles, roles[1:])), roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
     assert not [f for f in result.findings if f.code == "APX306"]
     # Every call is answered in the repaired history.
     again = stream.run(sink.getvalue().splitlines(keepends=True), config)

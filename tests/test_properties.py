@@ -8,7 +8,6 @@ APX001 finding.
 
 from __future__ import annotations
 
-
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings

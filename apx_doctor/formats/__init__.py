@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, Sequence
+from typing import Any
 
 from .base import DEFAULT_MARKER, Detection, FormatAdapter
 
 __all__ = [
     "DEFAULT_MARKER",
     "FormatAdapter",
-    "adapters",
     "adapter_class",
+    "adapters",
     "contradicted_by",
     "detect_format",
     "format_names",

@@ -70,8 +70,7 @@ def dumps_like(raw: bytes, original: Any, replacement: Any) -> bytes | None:
 
 
 def _body(raw: bytes) -> bytes:
-    if raw.startswith(_BOM):
-        raw = raw[len(_BOM) :]
+    raw = raw.removeprefix(_BOM)
     if raw.endswith(b"\r\n"):
         return raw[:-2]
     if raw.endswith(b"\n"):

@@ -27,9 +27,10 @@ messages around it.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..engine import Entry, PendingCall, ToolCall, ToolResult
+from ..engine import Entry, PendingCall, ToolCall
 from .base import FormatAdapter, Insertion
 
 _USER = Entry(opens_history=True, boundary=True)
@@ -83,7 +84,7 @@ class PositionalReader(FormatAdapter):
     def plan(self, messages: Sequence[Any]) -> list[Entry | None]:
         """Each message's entry, in order; None for a message that is none of the format (APX104)."""
         entries: list[Entry | None] = [None] * len(messages)
-        turn: tuple[int, list] | None = None  # the call turn whose results may follow
+        turn: tuple[int, list[Any]] | None = None  # the call turn whose results may follow
         run: list[tuple[int, Any]] = []  # the result messages since it: (index, text)
         for index, message in enumerate(messages):
             read = self.read(message)
@@ -106,7 +107,7 @@ class PositionalReader(FormatAdapter):
         self,
         messages: Sequence[Any],
         entries: list[Entry | None],
-        turn: tuple[int, list] | None,
+        turn: tuple[int, list[Any]] | None,
         run: list[tuple[int, Any]],
         closing: int | None,
     ) -> None:
@@ -127,7 +128,7 @@ class PositionalReader(FormatAdapter):
             fixable = reason is None or k < len(ids) - left
             call = ToolCall(ids[k], name, arguments, fixable)
             if not fixable:
-                self.unfixable[call.id] = _refused(call, reason)
+                self.unfixable[call.id] = _refused(call, reason)  # type: ignore[arg-type]  # not fixable: reason is set
             calls.append(call)
         entries[where] = Entry(False, True, (), tuple(calls))
         if len(run) == 1 and ids:

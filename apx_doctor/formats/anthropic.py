@@ -29,7 +29,8 @@ What the API demands, and how it maps onto the engine:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
 from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
@@ -96,7 +97,7 @@ class AnthropicAdapter(FormatAdapter):
         self._last_role = role
         return entry
 
-    def _user(self, obj: dict, content: str | list) -> Entry:
+    def _user(self, obj: dict[str, Any], content: str | list[Any]) -> Entry:
         if isinstance(content, str):
             return _PROMPT
         results = []
@@ -119,10 +120,10 @@ class AnthropicAdapter(FormatAdapter):
             return entry
         return _results_first(obj, content, entry, late)
 
-    def _result(self, block: dict) -> ToolResult:
+    def _result(self, block: dict[str, Any]) -> ToolResult:
         return self.result_for(block.get("tool_use_id"), block.get("content"))
 
-    def _assistant(self, content: str | list) -> Entry:
+    def _assistant(self, content: str | list[Any]) -> Entry:
         # An assistant message right after another one continues the same reply.
         boundary = self._last_role != "assistant"
         if isinstance(content, str):
@@ -144,7 +145,7 @@ class AnthropicAdapter(FormatAdapter):
                 blocks = [self._record(p.call)["content"][0] for p in closed]
                 if isinstance(content, str):
                     rest = [{"type": "text", "text": content}]
-                    held: list = []
+                    held: list[Any] = []
                 else:
                     held = [b for b in content if _is_result(b)]
                     rest = [b for b in content if not _is_result(b)]
@@ -206,7 +207,7 @@ class AnthropicAdapter(FormatAdapter):
         content = obj.get("content")
         return {**obj, "content": [b for b in content if not _empty_text_block(b)]}
 
-    def _record(self, call: ToolCall) -> dict:
+    def _record(self, call: ToolCall) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": self.marker}
         if call.context is not None:
             # A toolset member's result names its toolset, as the API asks.
@@ -234,7 +235,7 @@ class AnthropicAdapter(FormatAdapter):
         return {**obj, "content": kept_reversed[::-1]}
 
 
-def _detect_one(obj: dict) -> int:
+def _detect_one(obj: dict[str, Any]) -> int:
     if str_or_none(obj.get("role")) not in _ROLES or _FOREIGN_KEYS.intersection(obj):
         return Detection.NO
     # A recorded response (`Message`, "type": "message") is a message too; any other
@@ -256,7 +257,7 @@ def _detect_one(obj: dict) -> int:
     return level
 
 
-def _results_first(obj: dict, content: list, entry: Entry, late: dict) -> Amend:
+def _results_first(obj: dict[str, Any], content: list[Any], entry: Entry, late: dict[str, Any]) -> Amend:
     """``entry`` with the rewrite that moves the message's results to its front (APX007)."""
     results = [b for b in content if _is_result(b)]
     rest = [b for b in content if not _is_result(b)]
@@ -286,7 +287,7 @@ def _is_client_call(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str)
 
 
-def _call(block: dict) -> ToolCall:
+def _call(block: dict[str, Any]) -> ToolCall:
     name = block.get("name")
     toolset = block.get("toolset_name")
     return ToolCall(

@@ -11,8 +11,9 @@ Adding a format is one new module in this package that defines ``ADAPTER``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..engine import Entry, PendingCall, ToolResult
 
@@ -43,7 +44,7 @@ class Amend(Entry):
     if it sets ``amends``.
     """
 
-    __slots__ = ("code", "message", "call_id", "replacement")
+    __slots__ = ("call_id", "code", "message", "replacement")
 
     def __init__(
         self,
@@ -96,13 +97,13 @@ class Shape:
         cls,
         role: Any,
         other: bool,
-        calls: list,
-        results: list,
+        calls: list[Any],
+        results: list[Any],
         empty: int,
         kept: int,
         empty_results: Sequence[str | None] = (),
         unsigned: int = 0,
-    ) -> "Shape":
+    ) -> Shape:
         """A message of content blocks: a user message with content besides its results opens a turn."""
         opens = role == "user" and other
         return cls(
@@ -208,7 +209,7 @@ class FormatAdapter:
         """Records answering ``closed`` (all fixable), placed before ``before`` (None: at the end)."""
         raise NotImplementedError
 
-    def review_line(self, number: int, obj: Any, options: Any) -> "LineReview":
+    def review_line(self, number: int, obj: Any, options: Any) -> LineReview:
         """Check one line that holds a whole history (``one_history_a_line`` formats)."""
         raise NotImplementedError
 
@@ -236,13 +237,13 @@ class FormatAdapter:
         # test comes first: a set lookup hashes the whole (often long) result.
         text = content if type(content) is str else text_of(content)
         return ToolResult(
-            call_id if type(call_id) is str or isinstance(call_id, str) else None,
+            call_id if type(call_id) is str or isinstance(call_id, str) else None,  # type: ignore[arg-type]  # None answers no call
             text == self.marker,
             text is not None and len(text) <= _PLACEHOLDER_LONGEST and text in PLACEHOLDER_TEXTS,
         )
 
 
-def detect_by_line(samples: Sequence[Any], judge: Callable[[dict], int | None]) -> int:
+def detect_by_line(samples: Sequence[Any], judge: Callable[[dict[str, Any]], int | None]) -> int:
     """The surest ``Detection`` that ``judge`` gives any sample object; one NO vetoes.
 
     ``judge`` returns None for an object that says nothing either way.
@@ -272,7 +273,7 @@ def stable_uuid(namespace: bytes, name: str) -> str:
     return str(UUID(bytes=digest[:16], version=5))
 
 
-def without_last_results(blocks: list, call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list:
+def without_last_results(blocks: list[Any], call_ids: Sequence[str | None], answers: Callable[[Any], Any]) -> list[Any]:
     """``blocks`` without the stray results: for an id given n times, its last n results.
 
     ``answers(block)`` is the call id a block answers, or ``NOT_A_RESULT``. The

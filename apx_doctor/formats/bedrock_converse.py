@@ -43,7 +43,8 @@ end of the history they form one new user message.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line
@@ -96,7 +97,7 @@ class BedrockConverseAdapter(FormatAdapter):
             return None
         role = obj.get("role")
         if role == "assistant":
-            calls = None
+            calls: list[ToolCall] | None = None
             for block in content:
                 use = block.get("toolUse") if type(block) is dict else None
                 if type(use) is not dict or use.get("type") == _SERVER_TOOL:
@@ -135,7 +136,7 @@ class BedrockConverseAdapter(FormatAdapter):
             return Entry(other, True, tuple(results))
         return None
 
-    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any) -> Insertion:
         blocks = [self._block(p.call) for p in closed]
         content = before.get("content") if type(before) is dict and before.get("role") == "user" else None
         if type(content) is list:
@@ -146,7 +147,7 @@ class BedrockConverseAdapter(FormatAdapter):
         record = {"role": "user", "content": blocks}
         return Insertion([record], answers=[record] * len(closed))
 
-    def _block(self, call: ToolCall) -> dict:
+    def _block(self, call: ToolCall) -> dict[str, Any]:
         return {"toolResult": {"toolUseId": call.id, "content": [{"text": self.marker}]}}
 
     def shape(self, obj: Any) -> Shape | None:
@@ -222,11 +223,11 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def _empty_text(block: dict) -> bool:
+def _empty_text(block: dict[str, Any]) -> bool:
     return len(block) == 1 and block.get("text") == ""
 
 
-def _after_results(content: list, blocks: list) -> list:
+def _after_results(content: list[Any], blocks: list[Any]) -> list[Any]:
     """``content`` with ``blocks`` right after its last toolResult (at the front if it has none)."""
     at = 0
     for index, block in enumerate(content):
@@ -235,7 +236,7 @@ def _after_results(content: list, blocks: list) -> list:
     return [*content[:at], *blocks, *content[at:]]
 
 
-def _detect_one(obj: dict) -> int:
+def _detect_one(obj: dict[str, Any]) -> int:
     # A Converse message has a role and a content list, and nothing else.
     role = obj.get("role")
     # The type test first: a dict or list role is unhashable.

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import _PLACEHOLDER_LONGEST, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, Shape, text_of
@@ -40,9 +41,12 @@ class ChatAdapter(FormatAdapter):
                 # invisible to this reader, so such a line vetoes it.
                 return Detection.NO
             content = obj["content"]
-            if content is None or isinstance(content, str):
-                level = Detection.COMPATIBLE
-            elif isinstance(content, list) and all(_is_chat_part(p) for p in content):
+            if (
+                content is None
+                or isinstance(content, str)
+                or isinstance(content, list)
+                and all(_is_chat_part(p) for p in content)
+            ):
                 level = Detection.COMPATIBLE
             else:
                 return Detection.NO
@@ -120,13 +124,14 @@ class ChatAdapter(FormatAdapter):
                 add(call_id)
                 i += 2
                 continue
-            waiting = set()
+            waiting: set[str] | None = set()
             for item in tool_calls:
                 call_id = item.get("id") if type(item) is dict else None
-                if type(call_id) is not str or call_id in waiting:
+                # waiting is a set until the None that breaks out (mypy widens it in the loop).
+                if type(call_id) is not str or call_id in waiting:  # type: ignore[operator]
                     waiting = None
                     break
-                waiting.add(call_id)
+                waiting.add(call_id)  # type: ignore[union-attr]
             if waiting is None:
                 break
             mark = len(answered)

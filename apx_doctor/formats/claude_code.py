@@ -31,11 +31,11 @@ stay unique all the same.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import (
     DROP,
     NOT_A_RESULT,
@@ -93,7 +93,7 @@ class _CallSite:
     few that are not.
     """
 
-    line: dict
+    line: dict[str, Any]
     # The first line of the reply the call belongs to: a line below it is
     # part of that reply's turn, even where Claude Code hangs lines off
     # another line of the reply than the one that made this call.
@@ -213,7 +213,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             return Entry(boundary=True, thread=thread)
         return PASS_OVER
 
-    def _thread_of(self, obj: dict, uuid: str | None, parent: str | None) -> Hashable:
+    def _thread_of(self, obj: dict[str, Any], uuid: str | None, parent: str | None) -> Hashable:
         """The thread of a sidechain line."""
         # A sub-agent is known by its agentId (agent-*.jsonl files, where a
         # compaction starts a new root); lines without one join their parent's
@@ -236,7 +236,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._sidechains[uuid] = thread
         return thread
 
-    def _assistant(self, obj: dict, thread: Hashable, uuid: str | None) -> Entry | None:
+    def _assistant(self, obj: dict[str, Any], thread: Hashable, uuid: str | None) -> Entry | None:
         message = obj.get("message")
         if type(message) is not dict:
             return None
@@ -251,7 +251,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._reply[thread] = reply
             self._reply_start[thread] = uuid
         content = message.get("content")
-        calls = None
+        calls: list[ToolCall] | None = None
         if isinstance(content, list):
             # One pass: most lines hold one block, and most blocks are no call.
             for block in content:
@@ -271,7 +271,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             return _MAIN_REPLY if new_reply else PASS_OVER
         return Entry(boundary=new_reply, thread=thread)
 
-    def _user(self, obj: dict, thread: Hashable) -> Entry | None:
+    def _user(self, obj: dict[str, Any], thread: Hashable) -> Entry | None:
         prompt_id = obj.get("promptId")
         if prompt_id is not None:
             self._prompt_ids[thread] = prompt_id
@@ -343,7 +343,7 @@ class ClaudeCodeAdapter(FormatAdapter):
             self._keep(uuid, parent)
 
     def _parent(self, uuid: str) -> str | None:
-        parent = self._new.get(uuid, _ABSENT)
+        parent: str | None = self._new.get(uuid, _ABSENT)
         if parent is _ABSENT:
             parent = self._old.get(uuid, _ABSENT)
             if parent is _ABSENT:
@@ -423,7 +423,7 @@ class ClaudeCodeAdapter(FormatAdapter):
                 return False
         return False
 
-    def _record(self, pending: PendingCall, parent: str | None) -> dict:
+    def _record(self, pending: PendingCall, parent: str | None) -> dict[str, Any]:
         site: _CallSite = pending.call.context
         fields = dict(site.fields)
         session = _str(fields.get("sessionId")) or self._session
@@ -458,7 +458,7 @@ class ClaudeCodeAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without those results; a line left empty goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         content = message.get("content") if type(message) is dict else None
         if not isinstance(content, list):
             return DROP
@@ -504,7 +504,7 @@ def _answers(block: Any) -> Any:
     return NOT_A_RESULT
 
 
-def _is_claude_code_line(obj: dict) -> bool:
+def _is_claude_code_line(obj: dict[str, Any]) -> bool:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return False
@@ -521,10 +521,10 @@ def _is_claude_code_line(obj: dict) -> bool:
     return False
 
 
-def _first_text(content: list) -> str | None:
+def _first_text(content: list[Any]) -> str | None:
     for block in content:
         if type(block) is dict and block.get("type") == "text" and isinstance(block.get("text"), str):
-            return block["text"]
+            return block["text"]  # type: ignore[no-any-return]  # a str: tested just above
     return None
 
 

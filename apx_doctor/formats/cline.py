@@ -83,15 +83,16 @@ class ClineAdapter(FormatAdapter):
         return Detection.COMPATIBLE
 
     @staticmethod
-    def document_messages(value: Any) -> list:
-        return value["messages"] if type(value) is dict else value
+    def document_messages(value: Any) -> list[Any]:
+        messages: list[Any] = value["messages"] if type(value) is dict else value
+        return messages
 
     def read_document(self, value: Any) -> None:
         """The document the messages come from (apx_doctor.documents): the CLI's object, or the extension's array."""
         self.session = type(value) is dict
 
     @staticmethod
-    def with_messages(value: Any, messages: list) -> Any:
+    def with_messages(value: Any, messages: list[Any]) -> Any:
         return {**value, "messages": messages} if type(value) is dict else messages  # the same keys in the same order
 
     def classify(self, obj: Any) -> Entry | None:
@@ -105,7 +106,7 @@ class ClineAdapter(FormatAdapter):
         records = [_named(record, names) for record in insertion.records]
         replace_next = None if insertion.replace_next is None else _named(insertion.replace_next, names)
         # Each call keeps the record that answers it (records[i], or the merged message).
-        swap = {id(old): new for old, new in zip(insertion.records, records)}
+        swap: dict[int, Any] = {id(old): new for old, new in zip(insertion.records, records)}
         if insertion.replace_next is not None:
             swap[id(insertion.replace_next)] = replace_next
         answers = None if insertion.answers is None else [swap.get(id(a), a) for a in insertion.answers]
@@ -122,7 +123,7 @@ def _is_message(value: Any) -> bool:
     return isinstance(role, str) and role in _ROLES and isinstance(value.get("content"), (str, list))
 
 
-def _detect_session(value: dict) -> int:
+def _detect_session(value: dict[str, Any]) -> int:
     """A Cline CLI session file: its messages beside the keys the CLI writes around them."""
     messages = value.get("messages")
     if type(messages) is not list or not isinstance(value.get("sessionId"), str):
@@ -137,7 +138,7 @@ def _detect_session(value: dict) -> int:
     return Detection.COMPATIBLE
 
 
-def _named(message: dict, names: dict[str, str]) -> dict:
+def _named(message: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """``message`` with each not-run result (a call of ``names``) naming its tool, as Cline's own results do."""
     content = message.get("content")
     if not isinstance(content, list):

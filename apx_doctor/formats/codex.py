@@ -22,8 +22,9 @@ the outputs of the calls it cancelled, so the event itself closes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import Detection, FormatAdapter, Insertion, str_or_none
@@ -171,7 +172,7 @@ class CodexAdapter(FormatAdapter):
             return [None] * count
         return [last + 1 + n for n in range(count)] if at_end else [last] * count
 
-    def _item(self, item: dict) -> Entry:
+    def _item(self, item: dict[str, Any]) -> Entry:
         # What ``classify`` left: other outputs, other calls, self-contained items.
         item_type = str_or_none(item.get("type"))
         if item_type in _OUTPUT_TYPES:
@@ -179,7 +180,7 @@ class CodexAdapter(FormatAdapter):
         call = _call(item)
         return PASS_OVER if call is None else Entry(calls=(call,))
 
-    def _output(self, item: dict) -> Entry:
+    def _output(self, item: dict[str, Any]) -> Entry:
         if item.get("type") == "tool_search_output" and item.get("execution") == "server":
             return PASS_OVER  # answered by the server, for a call it made itself
         return Entry(results=(self._result(item.get("call_id"), item.get("output")),))
@@ -224,7 +225,7 @@ def _is_record(obj: Any) -> bool:
     return type(obj) is dict and isinstance(obj.get("type"), str) and isinstance(obj.get("payload"), dict)
 
 
-def _call(item: dict) -> ToolCall | None:
+def _call(item: dict[str, Any]) -> ToolCall | None:
     item_type = item.get("type")
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
@@ -245,7 +246,7 @@ def _call(item: dict) -> ToolCall | None:
     return None
 
 
-def _is_prompt_event(payload: dict) -> bool:
+def _is_prompt_event(payload: dict[str, Any]) -> bool:
     """Whether an ``event_msg`` records a prompt the user typed.
 
     Older rollouts write ``user_message``; 0.171 writes ``item_completed``

@@ -35,8 +35,9 @@ thread, checked from its first event, and its ``subagent.completed`` or
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from datetime import datetime
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, detect_by_line, stable_uuid
@@ -169,7 +170,7 @@ class CopilotCliAdapter(FormatAdapter):
                 self._session = session
         return PASS_OVER
 
-    def _calls(self, requests: list, obj: dict, data: dict) -> tuple[ToolCall, ...]:
+    def _calls(self, requests: list[Any], obj: dict[str, Any], data: dict[str, Any]) -> tuple[ToolCall, ...]:
         context = None
         calls = []
         for request in requests:
@@ -184,7 +185,7 @@ class CopilotCliAdapter(FormatAdapter):
             calls.append(ToolCall(call_id, name if type(name) is str else None, request.get("arguments"), True, context))
         return tuple(calls)
 
-    def _context(self, obj: dict, data: dict) -> tuple:
+    def _context(self, obj: dict[str, Any], data: dict[str, Any]) -> tuple[Any, ...]:
         """What a record answering a call of this event copies from it."""
         copied = {}
         for key in ("interactionId", "turnId", "model", "parentToolCallId"):
@@ -197,6 +198,7 @@ class CopilotCliAdapter(FormatAdapter):
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         # Before a line, the event seen last is that line and the one before it
         # is the records' predecessor in the chain; at the end, the last event is.
+        around: tuple[Any, ...]
         if before is not None:
             predecessor, around = self._prior_id, (self._prior_time, self._time)
         else:
@@ -292,7 +294,7 @@ def _latest(stamps: Sequence[Any]) -> Any:
     return best[1] if best is not None else fallback
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if type(kind) is not str or type(obj.get("data")) is not dict:
         return Detection.NO  # every Copilot event has a type and a data object

@@ -20,8 +20,9 @@ order; only the message list changes.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, Sequence
+from typing import Any
 
 from ..doctor import HistoryDoctor, RepairOptions, Verdict
 from ..model import Edit, Finding
@@ -102,11 +103,11 @@ def _messages_key(obj: Any) -> str | None:
     return None
 
 
-def _all_keyed(turns: list, key: str) -> bool:
+def _all_keyed(turns: list[Any], key: str) -> bool:
     return all(type(t) is dict and isinstance(t.get(key), str) for t in turns)
 
 
-def _is_sharegpt(turns: list) -> bool:
+def _is_sharegpt(turns: list[Any]) -> bool:
     """ShareGPT turns: keyed ``from``, and none keyed ``role`` (a turn of any other type is
     then reported where it stands)."""
     found = False
@@ -118,7 +119,7 @@ def _is_sharegpt(turns: list) -> bool:
     return found
 
 
-def _is_v1(messages: list) -> bool:
+def _is_v1(messages: list[Any]) -> bool:
     """LLaMA-Factory v1 messages: a content part holds its text under ``value`` (every other
     message format names it ``text``), so one such part defines the row."""
     for message in messages:
@@ -130,7 +131,7 @@ def _is_v1(messages: list) -> bool:
     return False
 
 
-def _inner_adapter(messages: list) -> type[FormatAdapter]:
+def _inner_adapter(messages: list[Any]) -> type[FormatAdapter]:
     # Imported here: the registry imports this module while it collects adapters.
     from . import AmbiguousFormatError, UnknownFormatError, adapter_class, detect_format
 
@@ -152,7 +153,7 @@ def _message_formats() -> tuple[type[FormatAdapter], ...]:
     return tuple(a for a in adapters() if a.message_list)
 
 
-def _apply(out: list, message: Any, verdict: Verdict | None) -> bool:
+def _apply(out: list[Any], message: Any, verdict: Verdict | None) -> bool:
     """Write ``message`` (None: the end) with what the verdict adds; True if anything changed."""
     if verdict is None:
         if message is not None:

@@ -38,9 +38,10 @@ one run, not a history Droid reads back: an unanswered call is reported with
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
+from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import (
     DROP,
     NOT_A_RESULT,
@@ -132,7 +133,7 @@ class FactoryDroidAdapter(FormatAdapter):
             self._note(obj)  # todo_state and other stored entries still carry the branch on
         return PASS_OVER
 
-    def _note(self, obj: dict) -> str | None:
+    def _note(self, obj: dict[str, Any]) -> str | None:
         """Track the timestamp and the branch for a stored entry; its id."""
         stamp = obj.get("timestamp")
         self._stamp_before = self._stamp
@@ -150,7 +151,7 @@ class FactoryDroidAdapter(FormatAdapter):
                 self._tip = entry_id
         return entry_id
 
-    def _stored(self, obj: dict, message: dict) -> Entry | None:
+    def _stored(self, obj: dict[str, Any], message: dict[str, Any]) -> Entry | None:
         entry_id = self._note(obj)
         role = message.get("role")
         content = message.get("content")
@@ -158,7 +159,7 @@ class FactoryDroidAdapter(FormatAdapter):
             # An assistant message right after another one continues the same reply.
             boundary = self._last_role != "assistant"
             self._last_role = role
-            calls = None
+            calls: list[ToolCall] | None = None
             if isinstance(content, list):
                 for block in content:
                     if type(block) is not dict or block.get("type") != "tool_use":
@@ -234,7 +235,7 @@ class FactoryDroidAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The entry without those results; an entry left empty goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         content = message.get("content") if type(message) is dict else None
         if type(obj) is dict and isinstance(content, list):
             kept = without_last_results(content, call_ids, _answers)
@@ -272,7 +273,7 @@ def _repoint(before: Any, tip: str | None, last_id: str | None, dropped: dict[st
     return {**before, "parentId": last_id}
 
 
-def _stream_id(obj: dict) -> str | None:
+def _stream_id(obj: dict[str, Any]) -> str | None:
     """The call id of a stream-json ``tool_call`` or ``tool_result``: ``toolCallId``, else ``id``."""
     call_id = obj.get("toolCallId")
     if call_id is None:
@@ -285,7 +286,7 @@ _ANTHROPIC_CALL_BLOCKS = frozenset({"tool_use", "tool_result"})
 _PI_PARTS = frozenset({"toolCall"})
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return Detection.NO

@@ -41,7 +41,8 @@ function): it is reported, not repaired.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import DROP, Detection, FormatAdapter, Insertion, Shape, detect_by_line
@@ -107,7 +108,7 @@ class GeminiApiAdapter(FormatAdapter):
         role = obj.get("role")
         if role == "model":
             self._turn += 1
-            calls = None
+            calls: list[ToolCall] | None = None
             unnamed = None
             for part in parts:
                 call = part.get("functionCall") if type(part) is dict else None
@@ -140,7 +141,7 @@ class GeminiApiAdapter(FormatAdapter):
             self._calls = calls
             return Entry(False, True, (), tuple(calls))
         if role is None or role == "user" or role == "function" or role == "":
-            results = None
+            results: list[Any] | None = None
             # Responses without an id: (their index in ``results``, name, text).
             loose = None
             other = False
@@ -182,7 +183,7 @@ class GeminiApiAdapter(FormatAdapter):
             return Entry(other, True, tuple(results))
         return None
 
-    def _by_position(self, names: list, claimed: set) -> list[str]:
+    def _by_position(self, names: list[Any], claimed: set[Any]) -> list[str]:
         """The calls that responses without an id answer, by name and position in the last turn.
 
         The k-th such response named N answers the k-th call named N that no
@@ -207,9 +208,9 @@ class GeminiApiAdapter(FormatAdapter):
                 ids.append(f"{key}#{len(calls) + j - len(free)}@{self._turn}")
         return ids
 
-    def _answered_ids(self, responses: list) -> list:
+    def _answered_ids(self, responses: list[Any]) -> list[Any]:
         """The call id each response answers, as ``classify`` pairs them."""
-        ids: list = [r.get("id") for r in responses]
+        ids: list[Any] = [r.get("id") for r in responses]
         ids = [i if type(i) is str and i else None for i in ids]
         loose = [index for index, i in enumerate(ids) if i is None]
         if loose:
@@ -218,7 +219,7 @@ class GeminiApiAdapter(FormatAdapter):
                 ids[index] = call_id
         return ids
 
-    def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
+    def not_run_records(self, closed: Sequence[PendingCall], before: Any) -> Insertion:
         records = [self._part(p.call) for p in closed]
         parts = before.get("parts") if type(before) is dict else None
         if type(parts) is list and _users(before.get("role")):
@@ -229,7 +230,7 @@ class GeminiApiAdapter(FormatAdapter):
         record = {"role": self._results_role, "parts": records}
         return Insertion([record], answers=[record] * len(closed))
 
-    def _part(self, call: ToolCall) -> dict:
+    def _part(self, call: ToolCall) -> dict[str, Any]:
         response: dict[str, Any] = {}
         if call.context is not None:
             response["id"] = call.context
@@ -299,7 +300,7 @@ def _users(role: Any) -> bool:
     return role is None or role == "user" or role == "function" or role == ""
 
 
-def _after_responses(parts: list, records: list) -> list:
+def _after_responses(parts: list[Any], records: list[Any]) -> list[Any]:
     """``parts`` with ``records`` right after its last functionResponse (at the front if it has none)."""
     at = 0
     for index, part in enumerate(parts):
@@ -308,7 +309,7 @@ def _after_responses(parts: list, records: list) -> list:
     return [*parts[:at], *records, *parts[at:]]
 
 
-def _detect_one(obj: dict) -> int:
+def _detect_one(obj: dict[str, Any]) -> int:
     # A Content has parts and an optional role, and nothing else.
     role = obj.get("role")
     if obj.keys() - _KEYS or (role is not None and (type(role) is not str or role not in _ROLES)):

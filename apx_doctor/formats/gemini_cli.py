@@ -42,7 +42,8 @@ insert messages, such calls are reported with ``fixable`` false.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
@@ -84,11 +85,12 @@ class GeminiCliAdapter(FormatAdapter):
         return Detection.COMPATIBLE
 
     @staticmethod
-    def document_messages(value: Any) -> list:
-        return value["messages"]
+    def document_messages(value: Any) -> list[Any]:
+        messages: list[Any] = value["messages"]
+        return messages
 
     @staticmethod
-    def with_messages(value: Any, messages: list) -> Any:
+    def with_messages(value: Any, messages: list[Any]) -> Any:
         return {**value, "messages": messages}  # the same keys in the same order
 
     def classify(self, obj: Any) -> Entry | None:
@@ -107,7 +109,7 @@ class GeminiCliAdapter(FormatAdapter):
         calls = self._open_calls(obj)
         return Entry(False, True, (), calls) if calls else _REPLY
 
-    def _open_calls(self, message: dict) -> tuple[ToolCall, ...]:
+    def _open_calls(self, message: dict[str, Any]) -> tuple[ToolCall, ...]:
         records = message.get("toolCalls")
         listed = records if isinstance(records, list) else []
         answered: set[str] = set()
@@ -159,7 +161,7 @@ class GeminiCliAdapter(FormatAdapter):
         # (or, for a call known only from the content, adds to) its message.
         return Insertion([self.answered_record(p.call, None) for p in closed])
 
-    def answered_record(self, call: ToolCall, record: dict | None, timestamp: Any = None) -> dict:
+    def answered_record(self, call: ToolCall, record: dict[str, Any] | None, timestamp: Any = None) -> dict[str, Any]:
         """``record`` (None: a new one for ``call``) with the not-run result and status."""
         result = [{"functionResponse": {"id": call.id, "name": call.name, "response": {"output": self.marker}}}]
         if record is None:
@@ -174,7 +176,7 @@ class GeminiCliAdapter(FormatAdapter):
         out["status"] = NOT_RUN_STATUS
         return out
 
-    def answer_in_place(self, message: dict, calls: Sequence[ToolCall]) -> dict:
+    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict[str, Any]:
         """``message`` with every one of ``calls`` answered by the not-run record."""
         ids = {call.id for call in calls}
         records = message.get("toolCalls")
@@ -191,7 +193,7 @@ class GeminiCliAdapter(FormatAdapter):
         return out
 
 
-def _judge_line(obj: dict) -> int | None:
+def _judge_line(obj: dict[str, Any]) -> int | None:
     # The log's header (and a session written on one line) names the session
     # and its project: keys no other runtime's line has together.
     if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
@@ -199,11 +201,11 @@ def _judge_line(obj: dict) -> int | None:
     return None
 
 
-def _is_bookkeeping(obj: dict) -> bool:
+def _is_bookkeeping(obj: dict[str, Any]) -> bool:
     return "$set" in obj or "$rewindTo" in obj or ("sessionId" in obj and "projectHash" in obj)
 
 
-def _is_answered(record: dict) -> bool:
+def _is_answered(record: dict[str, Any]) -> bool:
     result = record.get("result")
     if result is not None and result != "" and result != []:
         return True
@@ -211,7 +213,7 @@ def _is_answered(record: dict) -> bool:
     return isinstance(status, str) and status in FINAL_STATUSES
 
 
-def _parts(content: Any) -> list:
+def _parts(content: Any) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
@@ -231,12 +233,12 @@ def _result_text(result: Any) -> Any:
 class Fold:
     """The conversation a log holds so far, replayed record by record as Gemini CLI loads it."""
 
-    __slots__ = ("metadata", "records", "messages_line")
+    __slots__ = ("messages_line", "metadata", "records")
 
     def __init__(self) -> None:
         self.metadata: dict[str, Any] = {}
         # message id -> (record, its line); a later record of an id keeps its place.
-        self.records: dict[str, tuple[dict, int]] = {}
+        self.records: dict[str, tuple[dict[str, Any], int]] = {}
         # The line of the header or $set that last set ``messages``.
         self.messages_line = 0
 
@@ -262,7 +264,7 @@ class Fold:
             return True
         return False
 
-    def _merge(self, number: int, update: dict) -> None:
+    def _merge(self, number: int, update: dict[str, Any]) -> None:
         self.metadata.update(update)
         if "messages" in update:
             self.messages_line = number
@@ -280,7 +282,7 @@ class Fold:
         messages = self.metadata.get("messages")
         return isinstance(messages, list) and len(messages) > 0
 
-    def conversation(self) -> tuple[list, list[int]]:
+    def conversation(self) -> tuple[list[Any], list[int]]:
         """The messages Gemini CLI would load, and the line each was read from."""
         if self.replaced():
             messages = self.metadata["messages"]

@@ -26,7 +26,8 @@ close a turn but do not start the history.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line
@@ -90,7 +91,7 @@ class GrokCliAdapter(FormatAdapter):
         return Insertion([{"type": "tool_result", "tool_call_id": p.call.id, "content": self.marker} for p in closed])
 
 
-def _calls(tool_calls: list) -> tuple[ToolCall, ...]:
+def _calls(tool_calls: list[Any]) -> tuple[ToolCall, ...]:
     calls = []
     for item in tool_calls:
         if type(item) is not dict:
@@ -110,7 +111,7 @@ def _is_preamble(content: Any) -> bool:
     return type(content) is str and content.lstrip().startswith(_PREAMBLE)
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if type(kind) is not str or kind not in _TYPES:
         return Detection.NO

@@ -32,7 +32,8 @@ another role) are passed over, as kimi-code's fold does not pair them either.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line
@@ -206,12 +207,12 @@ def _latest(times: Sequence[Any]) -> Any:
     """The latest epoch time among ``times``, as written (None if none is a number)."""
     best = None
     for time in times:
-        if type(time) in (int, float) and time == time and (best is None or time > best):
+        if type(time) in (int, float) and time == time and (best is None or time > best):  # noqa: PLR0124 (not NaN)
             best = time
     return best
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if type(kind) is not str:
         return Detection.NO  # every wire record has a type (Python kimi-cli's have none)

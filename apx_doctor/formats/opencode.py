@@ -33,7 +33,8 @@ such calls are reported with ``fixable`` false.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, detect_by_line, str_or_none
@@ -76,11 +77,12 @@ class OpenCodeAdapter(FormatAdapter):
         return detect_by_line(messages[:64], _judge_message)
 
     @staticmethod
-    def document_messages(value: Any) -> list:
-        return value["messages"] if type(value) is dict else value
+    def document_messages(value: Any) -> list[Any]:
+        messages: list[Any] = value["messages"] if type(value) is dict else value
+        return messages
 
     @staticmethod
-    def with_messages(value: Any, messages: list) -> Any:
+    def with_messages(value: Any, messages: list[Any]) -> Any:
         return {**value, "messages": messages} if type(value) is dict else messages
 
     def classify(self, obj: Any) -> Entry | None:
@@ -97,7 +99,7 @@ class OpenCodeAdapter(FormatAdapter):
         calls = self._open_calls(parts, created_time(info))
         return Entry(False, True, (), calls) if calls else _BOUNDARY
 
-    def _open_calls(self, parts: list, created: Any) -> tuple[ToolCall, ...]:
+    def _open_calls(self, parts: list[Any], created: Any) -> tuple[ToolCall, ...]:
         open_: dict[str, ToolCall] = {}
         for part in parts:
             call_id = _open_call_id(part)
@@ -116,7 +118,7 @@ class OpenCodeAdapter(FormatAdapter):
         for part in obj["parts"]:
             if type(part) is not dict or part.get("type") != "tool" or not isinstance(part.get("callID"), str):
                 continue
-            state = part.get("state") if type(part.get("state")) is dict else {}
+            state: Any = part.get("state") if type(part.get("state")) is dict else {}
             calls.append(ToolCall(part["callID"], str_or_none(part.get("tool")), state.get("input")))
             if state.get("status") in FINAL_STATUSES:
                 text = state.get("output") if state.get("status") == "completed" else state.get("error")
@@ -128,7 +130,7 @@ class OpenCodeAdapter(FormatAdapter):
         # this is each part as it will be, for the report.
         return Insertion([self.answered_part(*p.call.context) for p in closed])
 
-    def not_run_state(self, state: dict, created: Any = None) -> dict:
+    def not_run_state(self, state: dict[str, Any], created: Any = None) -> dict[str, Any]:
         """``state`` made final as OpenCode makes a stopped tool's, with the marker as its error.
 
         A final state has a start and an end time. The end is the start: the
@@ -136,7 +138,7 @@ class OpenCodeAdapter(FormatAdapter):
         would claim more than it knows. A call still pending never started:
         its message's creation time (``created``) stands for both.
         """
-        time = state.get("time") if type(state.get("time")) is dict else {}
+        time: Any = state.get("time") if type(state.get("time")) is dict else {}
         start = time.get("start") if _is_number(time.get("start")) else created
         out: dict[str, Any] = dict(state)  # keys keep their order; status and error are set where they stand
         out["status"] = "error"
@@ -146,11 +148,11 @@ class OpenCodeAdapter(FormatAdapter):
             out["time"] = {**time, "start": start, "end": start}
         return out
 
-    def answered_part(self, part: dict, created: Any = None) -> dict:
+    def answered_part(self, part: dict[str, Any], created: Any = None) -> dict[str, Any]:
         """The tool ``part`` with its call answered by the not-run state."""
         return {**part, "state": self.not_run_state(part["state"], created)}
 
-    def answer_in_place(self, message: dict, calls: Sequence[ToolCall]) -> dict:
+    def answer_in_place(self, message: dict[str, Any], calls: Sequence[ToolCall]) -> dict[str, Any]:
         """``message`` with every one of ``calls`` answered by the not-run state."""
         ids = {call.id for call in calls}
         created = created_time(message["info"])
@@ -158,7 +160,7 @@ class OpenCodeAdapter(FormatAdapter):
         return {**message, "parts": parts}
 
 
-def _judge_message(obj: dict) -> int | None:
+def _judge_message(obj: dict[str, Any]) -> int | None:
     # OpenCode's message envelope: its info and its parts, keys no other
     # format's message has together.
     info, parts = obj.get("info"), obj.get("parts")
@@ -181,7 +183,7 @@ def _open_call_id(part: Any) -> str | None:
     return None if state.get("status") in FINAL_STATUSES else call_id
 
 
-def created_time(info: dict) -> Any:
+def created_time(info: dict[str, Any]) -> Any:
     time = info.get("time")
     return time.get("created") if type(time) is dict else None
 

@@ -48,8 +48,9 @@ and the call, and never one the file already used.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import _PLACEHOLDER_LONGEST, DROP, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, detect_by_line, text_of
@@ -73,7 +74,7 @@ _SYNTHETIC_LONGEST = len(_SYNTHETIC_SUFFIX) + 40
 # (8 MiB): a second run still derives the same ids, and memory stays flat.
 _EXACT_IDS = 200_000
 _BITMAP_BYTES = 1 << 23
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
 
 
@@ -170,10 +171,10 @@ class PiAdapter(FormatAdapter):
         # The header, settings, labels, names, extension state, types not known yet.
         return PASS_OVER
 
-    def _assistant(self, message: dict, entry_id: str | None, stamp: Any) -> Entry:
+    def _assistant(self, message: dict[str, Any], entry_id: str | None, stamp: Any) -> Entry:
         content = message.get("content")
         stop = message.get("stopReason")
-        calls = None
+        calls: list[ToolCall] | None = None
         if isinstance(content, list) and stop != "error" and stop != "aborted":
             for part in content:
                 if type(part) is not dict or part.get("type") != "toolCall":
@@ -209,7 +210,7 @@ class PiAdapter(FormatAdapter):
         self._reply_ids = tuple(i for i in (response, turn) if type(i) is str and i)
         return Entry(False, True, (), tuple(calls))
 
-    def _result(self, message: dict) -> ToolResult:
+    def _result(self, message: dict[str, Any]) -> ToolResult:
         call_id = message.get("toolCallId")
         content = message.get("content")
         text = content if type(content) is str else text_of(content)
@@ -222,7 +223,7 @@ class PiAdapter(FormatAdapter):
         if not placeholder and message.get("isError") is True:
             details = message.get("details")
             placeholder = type(details) is dict and details.get(_SYNTHETIC_DETAIL) is True
-        return ToolResult(call_id if isinstance(call_id, str) else None, text == self.marker, placeholder)
+        return ToolResult(call_id if isinstance(call_id, str) else None, text == self.marker, placeholder)  # type: ignore[arg-type]  # None answers no call
 
     # -- repairs -----------------------------------------------------------------
 
@@ -361,10 +362,10 @@ def _moment(stamp: Any) -> datetime | None:
     except ValueError:
         return None
     # pi writes UTC (``toISOString``); a stamp with no zone is read as UTC too.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _judge(obj: dict) -> int | None:
+def _judge(obj: dict[str, Any]) -> int | None:
     kind = obj.get("type")
     if not isinstance(kind, str):
         return Detection.NO

@@ -45,8 +45,8 @@ so memory stays flat however long the file is.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import (
@@ -111,9 +111,9 @@ class _Turn:
     by identity.
     """
 
-    __slots__ = ("line", "uuid", "below", "open")
+    __slots__ = ("below", "line", "open", "uuid")
 
-    def __init__(self, line: dict, uuid: str | None) -> None:
+    def __init__(self, line: dict[str, Any], uuid: str | None) -> None:
         self.line = line
         self.uuid = uuid
         # Uuids of the lines that lie below the call's line, itself included;
@@ -141,8 +141,8 @@ class QwenCodeAdapter(FormatAdapter):
         self._tails: dict[Hashable, str] = {}
         # The last line read, and the one before it: where a record goes, its
         # timestamp is the line before it's.
-        self._line: dict | None = None
-        self._line_before: dict | None = None
+        self._line: dict[str, Any] | None = None
+        self._line_before: dict[str, Any] | None = None
         # Uuids of the file that could equal an inserted one (uuid5s), and the inserted ones.
         self._v5: set[str] = set()
         # Removed line's uuid -> the parent its children get (--drop-orphans).
@@ -231,7 +231,7 @@ class QwenCodeAdapter(FormatAdapter):
             return _BOUNDARY if thread is _MAIN else Entry(boundary=True, thread=thread)
         return PASS_OVER
 
-    def _assistant(self, obj: dict, thread: Hashable, uuid: str | None, turn: _Turn | None) -> Entry | None:
+    def _assistant(self, obj: dict[str, Any], thread: Hashable, uuid: str | None, turn: _Turn | None) -> Entry | None:
         message = obj.get("message")
         if message is not None and type(message) is not dict:
             return None
@@ -247,7 +247,7 @@ class QwenCodeAdapter(FormatAdapter):
         if new_reply:
             turn = None
         parts = message.get("parts") if message is not None else None
-        calls = None
+        calls: list[ToolCall] | None = None
         if type(parts) is list:
             for part in parts:
                 if type(part) is not dict:
@@ -274,7 +274,7 @@ class QwenCodeAdapter(FormatAdapter):
             return _BOUNDARY if new_reply else PASS_OVER
         return Entry(boundary=new_reply, thread=thread)
 
-    def _tool_result(self, obj: dict, thread: Hashable, turn: _Turn | None) -> Entry | None:
+    def _tool_result(self, obj: dict[str, Any], thread: Hashable, turn: _Turn | None) -> Entry | None:
         message = obj.get("message")
         if message is None:
             return PASS_OVER  # UI metadata only
@@ -287,7 +287,7 @@ class QwenCodeAdapter(FormatAdapter):
             return PASS_OVER
         return Entry(False, False, results, (), thread)
 
-    def _user(self, obj: dict, thread: Hashable, turn: _Turn | None) -> Entry | None:
+    def _user(self, obj: dict[str, Any], thread: Hashable, turn: _Turn | None) -> Entry | None:
         message = obj.get("message")
         if message is not None and type(message) is not dict:
             return None
@@ -401,7 +401,7 @@ class QwenCodeAdapter(FormatAdapter):
         replaced["parentUuid"] = parent
         return replaced
 
-    def _record(self, pending: PendingCall, turn: _Turn, parent: str | None, stamp: str | None) -> dict:
+    def _record(self, pending: PendingCall, turn: _Turn, parent: str | None, stamp: str | None) -> dict[str, Any]:
         site = turn.line
         call = pending.call
         session = _str(site.get("sessionId")) or self._session
@@ -442,7 +442,7 @@ class QwenCodeAdapter(FormatAdapter):
 
     def drop_results(self, obj: Any, call_ids: Sequence[str | None]) -> Any:
         """The line without those responses; a line left without parts goes, and its children move up."""
-        message = obj.get("message") if type(obj) is dict else None
+        message: Any = obj.get("message") if type(obj) is dict else None
         parts = message.get("parts") if type(message) is dict else None
         if type(parts) is not list:
             return DROP
@@ -476,7 +476,7 @@ class QwenCodeAdapter(FormatAdapter):
         return self._dropped.get(uuid, uuid)
 
 
-def _thread_of(obj: dict) -> Hashable:
+def _thread_of(obj: dict[str, Any]) -> Hashable:
     agent = obj.get("agentId")
     return ("sidechain", agent if type(agent) is str else None)
 

@@ -22,7 +22,8 @@ that ends the turn; the reasoning item is left as it is.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
@@ -113,7 +114,7 @@ class ResponsesAdapter(FormatAdapter):
             return _BOUNDARY
         return PASS_OVER
 
-    def _output(self, obj: dict, kind: str) -> Entry:
+    def _output(self, obj: dict[str, Any], kind: str) -> Entry:
         call_id = obj.get("call_id")
         if kind == "local_shell_call_output" and not isinstance(call_id, str):
             # The SDK links this output by `id` (the call's call_id).
@@ -157,7 +158,7 @@ class ResponsesAdapter(FormatAdapter):
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         return Insertion([self._record(p.call) for p in closed])
 
-    def _record(self, call: ToolCall) -> dict:
+    def _record(self, call: ToolCall) -> dict[str, Any]:
         kind, caller = call.context
         if kind == "local_shell_call":
             # The SDK's local_shell_call_output has no call_id: its `id` is the link.
@@ -170,7 +171,7 @@ class ResponsesAdapter(FormatAdapter):
         return record
 
 
-def _message(obj: dict) -> Entry | None:
+def _message(obj: dict[str, Any]) -> Entry | None:
     role = obj.get("role")
     if role is None and obj.get("type") is None and isinstance(obj.get("id"), str):
         return PASS_OVER  # an item reference written without its optional type
@@ -184,7 +185,7 @@ def _message(obj: dict) -> Entry | None:
     return None
 
 
-def _call_entry(obj: dict, kind: str, fixable: bool) -> Entry | None:
+def _call_entry(obj: dict[str, Any], kind: str, fixable: bool) -> Entry | None:
     call_id = obj.get("call_id")
     if not isinstance(call_id, str):
         return PASS_OVER
@@ -198,7 +199,7 @@ def _call_entry(obj: dict, kind: str, fixable: bool) -> Entry | None:
     return Entry(False, False, (), (ToolCall(call_id, name, arguments, fixable, (kind, caller)),))
 
 
-def _detect_one(obj: dict) -> int | None:
+def _detect_one(obj: dict[str, Any]) -> int | None:
     """The level one line supports; None where it says nothing either way."""
     if "tool_calls" in obj or "tool_call_id" in obj or "payload" in obj or "messages" in obj:
         return Detection.NO
@@ -213,7 +214,7 @@ def _detect_one(obj: dict) -> int | None:
     return None
 
 
-def _detect_message(obj: dict, certain: bool) -> int:
+def _detect_message(obj: dict[str, Any], certain: bool) -> int:
     if str_or_none(obj.get("role")) not in _MESSAGE_ROLES:
         return Detection.NO
     content = obj.get("content")

@@ -16,7 +16,7 @@ each closed call, and each late, duplicate or orphan result, as a warning.
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..model import Finding
 

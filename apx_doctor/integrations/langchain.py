@@ -43,7 +43,7 @@ __all__ = ["InterruptedToolCallsMiddleware"]
 logger = logging.getLogger(__name__)
 
 
-class InterruptedToolCallsMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class InterruptedToolCallsMiddleware(AgentMiddleware):
     """Before the agent runs, answer every interrupted tool call of the history with the not-run record."""
 
     trace_policy = _TRACE_POLICY

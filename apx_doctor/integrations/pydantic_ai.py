@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic_ai import messages as _messages
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelRequestPart, ToolReturnPart
 
 from ..api import repair_messages
 from ..formats.base import DEFAULT_MARKER
@@ -62,7 +62,7 @@ def _close(messages: list[ModelMessage], marker: str) -> list[ModelMessage]:
     out: list[ModelMessage] = []
     for index, message in enumerate(messages):
         if isinstance(message, ModelRequest) and any(_synthesized(p) for p in message.parts):
-            parts = []
+            parts: list[ModelRequestPart] = []
             for part in message.parts:
                 if _synthesized(part):
                     parts.append(_not_run(part, marker))
@@ -81,7 +81,7 @@ def _close(messages: list[ModelMessage], marker: str) -> list[ModelMessage]:
     return result.messages
 
 
-def _synthesized(part: Any) -> bool:
+def _synthesized(part: Any) -> TypeGuard[ToolReturnPart]:
     metadata = getattr(part, "metadata", None)
     return isinstance(part, ToolReturnPart) and isinstance(metadata, dict) and metadata.get(_SYNTHESIZED) is True
 

@@ -6,8 +6,9 @@ when it is used so the CLI starts fast.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import import_module
-from typing import IO, Sequence
+from typing import IO
 
 from ..model import FileReport
 
@@ -26,7 +27,7 @@ OUTPUT_FORMATS = tuple(_MODULES)
 class RenderContext:
     """What a reporter is told besides the reports. A plain class: a dataclass costs start-up a millisecond."""
 
-    __slots__ = ("command", "mode", "out", "err", "quiet", "color", "show_all", "statistics", "transcript_on_stdout")
+    __slots__ = ("color", "command", "err", "mode", "out", "quiet", "show_all", "statistics", "transcript_on_stdout")
 
     def __init__(
         self,

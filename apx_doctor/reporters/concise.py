@@ -9,7 +9,7 @@ in place go to stderr.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import FileReport, Finding
 from . import RenderContext, neutral, report_fixed, report_skipped, shown_name, summary_text

@@ -19,7 +19,8 @@ import difflib
 import os
 import shutil
 import sys
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..model import FileReport
 from . import RenderContext, neutral, shown_name, summary_text
@@ -94,7 +95,7 @@ class Workspace:
                 shutil.copyfileobj(sys.stdin.buffer, copy)
         return self.stdin_copy
 
-    def prepare(self, paths: Sequence[str], options: list) -> list:
+    def prepare(self, paths: Sequence[str], options: list[Any]) -> list[Any]:
         """Each input's options turned into an output to a file of the folder."""
         from dataclasses import replace
 
@@ -107,7 +108,7 @@ class Workspace:
             out.append(replace(opts, mode=Mode.OUTPUT, output=target))
         return out
 
-    def finish(self, reports: Sequence[FileReport], settings: Sequence) -> None:
+    def finish(self, reports: Sequence[FileReport], settings: Sequence[Any]) -> None:
         """Read each repair back as a diff; the reports then say what a dry run says (nothing was written)."""
         from dataclasses import replace
 
@@ -177,7 +178,7 @@ class Workspace:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _isatty(stream) -> bool:
+def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -197,7 +198,7 @@ def _painted(line: str, colour: bool) -> str:
     return f"\x1b[{code}m{line}\x1b[0m" if code else line
 
 
-def _write_bytes(out, data: bytes, token: str | None) -> None:
+def _write_bytes(out: Any, data: bytes, token: str | None) -> None:
     fence_on = f"::stop-commands::{token}\n".encode() if token else b""
     fence_off = f"::{token}::\n".encode() if token else b""
     buffer = getattr(out, "buffer", None)

@@ -9,7 +9,7 @@ characters into visible escapes.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import FileReport, Finding
 from ..rules import Severity

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
 from ..model import FileReport
-from ..safe import json_safe, json_dumps
+from ..safe import json_dumps, json_safe
 from . import RenderContext, json_neutral, report_fixed, report_skipped, summary, write_document
 
 VERSION = 1
 
 
-def document(reports: Sequence[FileReport]) -> dict:
+def document(reports: Sequence[FileReport]) -> dict[str, Any]:
     return {
         "version": VERSION,
         "files": [r.to_dict() for r in reports],

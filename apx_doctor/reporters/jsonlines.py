@@ -7,14 +7,15 @@ The summary goes to stderr, so stdout holds only records.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..model import FileReport
-from ..safe import json_safe, json_dumps
+from ..safe import json_dumps, json_safe
 from . import RenderContext, json_neutral, report_fixed, report_skipped, summary_text
 
 
-def records(reports: Sequence[FileReport]):
+def records(reports: Sequence[FileReport]) -> Iterator[dict[str, Any]]:
     for report in reports:
         if report.error is not None:
             yield {"path": report.path, "format": report.format, "error": report.error}

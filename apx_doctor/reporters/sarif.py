@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -19,7 +20,7 @@ import orjson
 from .. import __version__
 from ..model import FileReport, Finding
 from ..rules import RULES, Rule, Severity
-from ..safe import json_safe, printable, json_dumps
+from ..safe import json_dumps, json_safe, printable
 from . import RenderContext, report_fixed, summary_text, write_document
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -8,19 +8,37 @@ for a POSIX shell.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from ..safe import json_dumps, json_safe, printable
 from . import write_document
 
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from ..homes import Home
+    from ..sessions import SessionRow
+
 # Interrupted call ids a row shows before it counts the rest.
 FIRST_CALLS = 5
 
 
-def render(name: str, found_homes, listed, checked: int, out, err, *, quiet: bool, color: bool | None, every: bool) -> None:
+def render(
+    name: str,
+    found_homes: Sequence[Home],
+    listed: Sequence[SessionRow],
+    checked: int,
+    out: IO[str],
+    err: IO[str],
+    *,
+    quiet: bool,
+    color: bool | None,
+    every: bool,
+) -> None:
     from ..sessions import document
 
     if name == "json":
@@ -36,7 +54,7 @@ def render(name: str, found_homes, listed, checked: int, out, err, *, quiet: boo
         err.flush()
 
 
-def shell_command(row) -> str | None:
+def shell_command(row: SessionRow) -> str | None:
     if row.resume is None:
         return None
     command = shlex.join(row.resume)
@@ -45,7 +63,7 @@ def shell_command(row) -> str | None:
     return command
 
 
-def _table(listed, out, color: bool | None) -> None:
+def _table(listed: Sequence[SessionRow], out: IO[str], color: bool | None) -> None:
     """One block a session; paths and commands on lines of their own, never folded, so they copy whole."""
     if not listed:
         return
@@ -87,7 +105,7 @@ def _table(listed, out, color: bool | None) -> None:
         draw.print()
 
 
-def _field(name: str, value: str, style: str = ""):
+def _field(name: str, value: str, style: str = "") -> Text:
     from rich.text import Text
 
     line = Text(f"  {name:<13}", style="dim")
@@ -101,7 +119,7 @@ def _local(mtime: float | None) -> str:
     return datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M")
 
 
-def summary_line(found_homes, listed: Sequence, checked: int, every: bool) -> str:
+def summary_line(found_homes: Sequence[Home], listed: Sequence[Any], checked: int, every: bool) -> str:
     present = [h for h in found_homes if h.exists]
     where = ", ".join(printable(h.path) for h in present) or "none"
     interrupted = sum(1 for r in listed if r.interrupted)

@@ -9,7 +9,8 @@ are reported on stderr, and the summary goes there too (json keeps it inside).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
@@ -19,7 +20,7 @@ from ..safe import json_dumps, json_safe
 from . import RenderContext, json_neutral, neutral, report_skipped, summary, summary_text, write_document
 
 
-def counts(reports: Sequence[FileReport]) -> list[dict]:
+def counts(reports: Sequence[FileReport]) -> list[dict[str, Any]]:
     """One entry a code found, most frequent first, then by code."""
     counter = Counter(f.code for r in reports for f in r.findings)
     out = []

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..model import FileReport, Finding
 from ..rules import Severity
@@ -35,11 +36,11 @@ RECORD_WIDTH = 240
 PIPE_WIDTH = 120
 
 
-def console(stream, color: bool | None) -> Console:
+def console(stream: Any, color: bool | None) -> Console:
     from rich.console import Console
 
     return Console(
-        file=stream if _is_tty(stream) else _Trimmed(stream),
+        file=stream if _is_tty(stream) else _Trimmed(stream),  # type: ignore[arg-type]  # _Trimmed is a text stream by delegation
         width=None if _sized(stream) else PIPE_WIDTH,
         markup=False,
         emoji=False,
@@ -51,7 +52,7 @@ def console(stream, color: bool | None) -> Console:
     )
 
 
-def _is_tty(stream) -> bool:
+def _is_tty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -66,7 +67,7 @@ class _Trimmed:
     Everything else (isatty, fileno, encoding) is the stream's own.
     """
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._pending = ""
 
@@ -86,7 +87,7 @@ class _Trimmed:
             self._pending = ""
         self._stream.flush()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
@@ -96,7 +97,7 @@ import re as _re  # noqa: E402
 _TRAILING = _re.compile(r" +((?:\x1b\[[0-9;]*m)*)\n")
 
 
-def _sized(stream) -> bool:
+def _sized(stream: Any) -> bool:
     try:
         return stream.isatty() or bool(os.environ.get("COLUMNS"))
     except (AttributeError, ValueError):
@@ -173,8 +174,6 @@ def _more(out: Console, total: int, limit: int | None, what: str) -> None:
 def _title(report: FileReport) -> Text:
     from rich.text import Text
 
-    from ..safe import printable
-
     title = Text(shown_name(report.path), style="bold")
     title.append(f"  ({report.format})", style="dim")
     return title
@@ -242,7 +241,7 @@ def _safe_next(f: Finding) -> str:
     return SAFE_NEXT[ToolKind(f.tool_kind)]
 
 
-_KIND_STYLE = {"read-only": "green", "side-effects": "bold yellow", "unknown": "yellow"}
+_KIND_STYLE: dict[str | None, str] = {"read-only": "green", "side-effects": "bold yellow", "unknown": "yellow"}
 
 
 def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Table:
@@ -309,7 +308,7 @@ def _summary_style(reports: Sequence[FileReport]) -> str:
 _SGR = {"bold green": "1;32", "bold red": "1;31"}
 
 
-def plain_line(stream, color: bool | None, line: str, style: str) -> str | None:
+def plain_line(stream: Any, color: bool | None, line: str, style: str) -> str | None:
     """What ``console(stream, color).print(Text(line, style=style))`` writes, or None.
 
     None where only Rich can tell: Windows, Jupyter, a stream Rich stands in for
@@ -340,7 +339,7 @@ def plain_line(stream, color: bool | None, line: str, style: str) -> str | None:
     return f"\x1b[{_SGR[style]}m{line}\x1b[0m\n" if terminal else line + "\n"
 
 
-def _is_terminal(stream, environ) -> bool:
+def _is_terminal(stream: Any, environ: Mapping[str, str]) -> bool:
     """Rich's ``Console.is_terminal`` when the terminal is not forced either way."""
     if hasattr(sys.stdin, "__module__") and sys.stdin.__module__.startswith("idlelib"):
         return False
@@ -357,7 +356,7 @@ def _is_terminal(stream, environ) -> bool:
         return False
 
 
-def _console_width(stream, environ) -> int:
+def _console_width(stream: Any, environ: Mapping[str, str]) -> int:
     """Rich's ``Console.width`` for ``console(stream, ...)`` (not a dumb terminal, not Windows)."""
     columns = environ.get("COLUMNS")
     if not _sized(stream):
@@ -368,8 +367,8 @@ def _console_width(stream, environ) -> int:
     for std, default in ((sys.__stdin__, 0), (sys.__stdout__, 1), (sys.__stderr__, 2)):
         # Rich asks the standard streams' descriptors in this order, the first terminal wins.
         try:
-            fd = std.fileno()
-        except Exception:
+            fd = std.fileno()  # type: ignore[union-attr]  # None raises, and is caught
+        except Exception:  # as Rich: None, closed, detached or no descriptor  # noqa: BLE001
             fd = default
         try:
             width = os.get_terminal_size(fd).columns
@@ -379,7 +378,7 @@ def _console_width(stream, environ) -> int:
     return width or 80
 
 
-def _write(stream, text: str) -> None:
+def _write(stream: Any, text: str) -> None:
     try:
         stream.write(text)
         stream.flush()

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Self
 
 # Run by the holder, inside the new namespace.
 _HOLDER = r"""
@@ -78,7 +79,7 @@ class Fence:
                 self._holder.kill()
                 self._holder.wait()
 
-    def __enter__(self) -> "Fence":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

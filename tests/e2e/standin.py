@@ -33,8 +33,9 @@ import itertools
 import json
 import sys
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 TRIGGER = "APX-RUN-TOOL:"
 REPLY = "Understood."

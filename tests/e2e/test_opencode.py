@@ -95,7 +95,7 @@ def test_an_unrepaired_resume_is_the_baseline(opencode: Runtime) -> None:
     assert [r.error for r in requests if r.status != 200] == []
     # OpenCode answers the call in the request only: the part stays as it was, unanswered.
     assert rows(store)["part"] | before["part"] == rows(store)["part"]
-    code, report = doctor("check", store)
+    _code, report = doctor("check", store)
     assert [(f["code"], f["call_id"]) for f in problems(report)] == [("APX001", call_id)], report
 
 

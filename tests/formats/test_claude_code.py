@@ -24,6 +24,7 @@ from apx_doctor import check_messages, jsonl, repair_messages
 from apx_doctor.cli import app
 from apx_doctor.formats import detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER
+
 from strategies.claude_code import SESSION, assistant, histories, progress, prompt, result, system, tool_use
 
 claude_code_log = pytest.importorskip("claude_code_log")

@@ -22,8 +22,8 @@ from apx_doctor.doctor import HistoryDoctor, RepairOptions
 from apx_doctor.formats import claude_code
 from apx_doctor.formats.base import DEFAULT_MARKER
 from apx_doctor.formats.claude_code import ClaudeCodeAdapter
-from strategies.claude_code import SESSION, assistant, histories, progress, prompt, result, tool_use
 
+from strategies.claude_code import SESSION, assistant, histories, progress, prompt, result, tool_use
 
 _NOWHERE = object()
 
@@ -93,7 +93,7 @@ def _same_repair(lines: list, drop: bool, *, drawn: bool = False) -> list:
     else:
         assert not reference.ambiguous, "a hand-made example should stay clear of the documented limit"
     assert _repair(_Tiny(), lines, drop) == expected
-    findings, edits = expected
+    _findings, edits = expected
     return edits
 
 

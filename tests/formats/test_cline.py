@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from strategies.anthropic import histories
 from typer.testing import CliRunner
 
 from apx_doctor import stream
 from apx_doctor.cli import app
 from apx_doctor.formats.base import Detection
 from apx_doctor.formats.cline import ClineAdapter
+
+from strategies.anthropic import histories
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 MARKER = "not run: the turn was interrupted"

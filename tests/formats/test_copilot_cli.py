@@ -14,12 +14,12 @@ from apx_doctor import check_messages, repair_messages
 from apx_doctor.formats import adapters, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.copilot_cli import CopilotCliAdapter
-from strategies.copilot_cli import SESSION, Chain
 from tests.conftest import corpus_samples
 
 from ._cli import invoke as _invoke
 from ._cli import lines as _lines
 from ._cli import report as _report
+from strategies.copilot_cli import SESSION, Chain
 
 ORPHAN_AND_DANGLING = "copilot-cli/fixture_events.jsonl"
 SUBDIR = "copilot-cli/fixture_events_subdir_v1.jsonl"

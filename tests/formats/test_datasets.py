@@ -367,7 +367,7 @@ def _fc(*names: str) -> dict:
     return _turn("function_call", json.dumps(calls[0] if len(calls) == 1 else calls))
 
 
-H, G, O = (lambda v: _turn("human", v)), (lambda v: _turn("gpt", v)), (lambda v: _turn("observation", v))
+H, G, O = (lambda v: _turn("human", v)), (lambda v: _turn("gpt", v)), (lambda v: _turn("observation", v))  # noqa: E741 (the roles' initials)
 SG_MARKER = O(DEFAULT_MARKER)
 
 

@@ -29,6 +29,7 @@ from apx_doctor.formats import detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.factory_droid import FactoryDroidAdapter
 from apx_doctor.formats.pi import PiAdapter
+
 from strategies.factory_droid import SESSION, event, histories, message, session_start, text, tool_result, tool_use
 
 STORE = "factory-droid/fixture_session_store.jsonl"

@@ -12,12 +12,12 @@ from apx_doctor import check_messages, repair_messages
 from apx_doctor.formats import adapters, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.grok_cli import GrokCliAdapter
-from strategies.grok_cli import assistant, backend_call, preamble, reasoning, result, system, user
 from tests.conftest import corpus_samples
 
 from ._cli import invoke as _invoke
 from ._cli import lines as _lines
 from ._cli import report as _report
+from strategies.grok_cli import assistant, backend_call, preamble, reasoning, result, system, user
 
 SAMPLE = "grok-cli/fixture_chat_history.jsonl"
 

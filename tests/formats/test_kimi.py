@@ -11,12 +11,12 @@ from apx_doctor import check_messages, repair_messages
 from apx_doctor.formats import adapters, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.kimi import KimiAdapter
-from strategies.kimi import Wire
 from tests.conftest import corpus_samples
 
 from ._cli import invoke as _invoke
 from ._cli import lines as _lines
 from ._cli import report as _report
+from strategies.kimi import Wire
 
 SAMPLE = "kimi/fixture_wire.jsonl"
 

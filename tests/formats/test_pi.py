@@ -26,6 +26,7 @@ from apx_doctor.formats import detect_format
 from apx_doctor.formats import pi as pi_module
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.pi import PiAdapter
+
 from strategies.pi import SESSION, assistant, entry, header, histories, tool_call, tool_result, user
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "pi"

@@ -32,6 +32,7 @@ from apx_doctor.formats import adapter_class, detect_format
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.claude_code import ClaudeCodeAdapter
 from apx_doctor.formats.qwen_code import NAMESPACE_NAME, QwenCodeAdapter
+
 from strategies.qwen_code import (
     ORPHAN_REPAIR,
     SESSION,
@@ -40,7 +41,6 @@ from strategies.qwen_code import (
     histories,
     prompt,
     result,
-    stamp,
     system,
     user_subtype,
 )

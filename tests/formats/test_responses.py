@@ -10,7 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
-from openai.types.responses import ResponseInputItemParam, response_input_item_param as items
+from openai.types.responses import ResponseInputItemParam
+from openai.types.responses import response_input_item_param as items
 from pydantic import TypeAdapter, ValidationError
 from typer.testing import CliRunner
 

@@ -86,8 +86,8 @@ def test_sarif_has_one_rule_per_code_and_stable_fingerprints(monkeypatch: pytest
     prints = [r["partialFingerprints"] for r in run["results"]]
     assert len({json.dumps(p) for p in prints}) == len(prints)
     # The same finding keeps its fingerprint when the message text changes (a fixed, reworded rule).
-    from apx_doctor.reporters.sarif import fingerprint
     from apx_doctor.model import Finding
+    from apx_doctor.reporters.sarif import fingerprint
 
     a = Finding("APX001", 3, "one wording", call_id="call_2")
     b = Finding("APX001", 3, "another wording", call_id="call_2")
@@ -138,7 +138,7 @@ def test_github_commands_cannot_be_forged_by_transcript_text(isolated_cwd: Path)
         assert match, line
         props = dict(p.split("=", 1) for p in match.group(2).split(","))
         parsed.append((match.group(1), {k: _unescape_property(v) for k, v in props.items()}, _unescape_data(match.group(3))))
-    (level1, props1, msg1), (level2, props2, msg2) = parsed
+    (level1, props1, msg1), (level2, props2, _msg2) = parsed
     assert (level1, props1["title"], props1["line"]) == ("error", "APX001", "2")
     assert props1["file"] == HOSTILE_NAME
     assert (level2, props2["title"]) == ("warning", "APX002")
@@ -181,7 +181,7 @@ def test_a_report_document_is_the_same_text_on_a_byte_stream_and_on_a_text_only_
     # and through the text layer where it has none (a library caller's StringIO).
     import io
 
-    from apx_doctor.model import Finding, FileReport
+    from apx_doctor.model import FileReport, Finding
     from apx_doctor.reporters import RenderContext, render
 
     report = FileReport(

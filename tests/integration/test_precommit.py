@@ -99,7 +99,7 @@ def test_every_hook_id_is_documented_in_the_readme() -> None:
 
 
 def _status(output: str, name: str) -> str:
-    match = re.search(rf"^{re.escape(name)}\.+(Passed|Failed|\(no files to check\)Skipped)$", output, re.M)
+    match = re.search(rf"^{re.escape(name)}\.+(Passed|Failed|\(no files to check\)Skipped)$", output, re.MULTILINE)
     assert match, output
     return match.group(1)
 

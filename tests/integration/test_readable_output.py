@@ -49,7 +49,7 @@ def test_at_80_columns_json_is_folded_between_tokens(isolated_cwd: Path) -> None
     tokens = set(record.split())
     words = [
         w
-        for line in out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if "Record" in l)) + 2 :]
+        for line in out.splitlines()[out.splitlines().index(next(row for row in out.splitlines() if "Record" in row)) + 2 :]
         for w in line.split()
         if '"' in w
     ]
@@ -118,4 +118,4 @@ def test_in_place_messages_escape_the_name(isolated_cwd: Path) -> None:
         result = run_cli("fix", "--in-place", "--output-format", fmt, path.name)
         assert result.exit_code == 1 and "Fixing" in result.stdout + result.stderr
         lines = (result.stdout + result.stderr).splitlines()
-        assert not [l for l in lines if (l.lstrip().startswith("::") and fmt != "github") or "##[" in l], lines
+        assert not [row for row in lines if (row.lstrip().startswith("::") and fmt != "github") or "##[" in row], lines

@@ -12,7 +12,7 @@ from apx_doctor.rules import RULES, markdown_table
 from ._cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = re.compile(r"<!-- rules-table:start -->\n(.*?)<!-- rules-table:end -->", re.S)
+TABLE = re.compile(r"<!-- rules-table:start -->\n(.*?)<!-- rules-table:end -->", re.DOTALL)
 
 
 def test_rule_explains_meaning_why_example_and_fix() -> None:
@@ -31,7 +31,7 @@ def test_rule_takes_a_name_or_lower_case() -> None:
 
 def test_rule_all_lists_every_code_once() -> None:
     out = run_cli("rule", "--all").stdout
-    assert re.findall(r"^# (APX\d{3}) ", out, re.M) == list(RULES)
+    assert re.findall(r"^# (APX\d{3}) ", out, re.MULTILINE) == list(RULES)
 
 
 def test_rule_usage_errors() -> None:

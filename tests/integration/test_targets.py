@@ -15,7 +15,6 @@ repair resolves, and a second repair changes nothing.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest

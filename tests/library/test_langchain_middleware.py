@@ -29,7 +29,7 @@ class RecordingModel(BaseChatModel):
         self.seen.append(list(messages))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "RecordingModel":
+    def bind_tools(self, tools: Any, **kwargs: Any) -> RecordingModel:
         return self
 
 

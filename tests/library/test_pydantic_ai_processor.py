@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import Agent
@@ -23,7 +23,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from apx_doctor import DEFAULT_MARKER
 from apx_doctor.integrations.pydantic_ai import close_interrupted_calls
 
-STAMP = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+STAMP = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def _recording() -> tuple[FunctionModel, list[list[ModelMessage]]]:

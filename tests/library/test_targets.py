@@ -7,6 +7,7 @@ severities, and the same repaired messages.
 
 from __future__ import annotations
 
+import itertools
 import json
 import typing
 from pathlib import Path
@@ -88,7 +89,7 @@ def test_a_bedrock_repair_never_leaves_two_user_messages_in_a_row() -> None:
     ]
     repaired = repair_messages(history, format="anthropic", target="bedrock").messages
     roles = [m["role"] for m in repaired]
-    assert all(a != b for a, b in zip(roles, roles[1:])), roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
     assert repaired[2]["content"][0] == {
         "type": "tool_result",
         "tool_use_id": "toolu_1",

@@ -8,7 +8,6 @@ Code tree ends each ancestry walk at its first repeat.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

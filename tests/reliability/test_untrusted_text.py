@@ -99,7 +99,7 @@ def test_markup_is_shown_literally_and_long_values_are_cut(hostile: Path) -> Non
 
 
 def test_machine_output_keeps_values_whole_and_equal(hostile: Path) -> None:
-    code, output = invoke("check", "--output-format", "json", "--input-format", "chat", str(hostile))
+    _code, output = invoke("check", "--output-format", "json", "--input-format", "chat", str(hostile))
     report = json.loads(output)
     ids = [f.get("call_id") for f in report["files"][0]["findings"]]
     assert "c1" + HOSTILE in ids and LONG in ids

@@ -27,7 +27,7 @@ def _turn(draw, turn: int) -> list[dict]:
         for call_id in answered[:keep]:
             lines.append({"role": "tool", "tool_call_id": call_id, "content": draw(_TEXT)})
         if draw(st.integers(0, 5)) == 0:
-            lines.append({"role": "tool", "tool_call_id": draw(st.sampled_from(["ghost", *ids] or ["ghost"])), "content": "?"})
+            lines.append({"role": "tool", "tool_call_id": draw(st.sampled_from(["ghost", *ids])), "content": "?"})
     return lines
 
 

@@ -3,13 +3,13 @@ calls and outputs, aborted turns, compactions and record types Codex may add lat
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import strategies as st
 
 FORMAT = "codex"
 
-_START = datetime(2025, 12, 5, 11, 0, tzinfo=timezone.utc)
+_START = datetime(2025, 12, 5, 11, 0, tzinfo=UTC)
 _TEXT = st.text(max_size=12)
 _CALL_KINDS = st.sampled_from(["function_call", "custom_tool_call", "local_shell_call"])
 _OUTPUT_FOR = {
