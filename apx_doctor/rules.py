@@ -334,8 +334,9 @@ _RULES = (
         explanation=(
             "Checked under --target. An interrupted turn often leaves the text block it had "
             "started, still empty. Anthropic refuses it (text content blocks must be non-empty; "
-            "with a cache breakpoint: cache_control cannot be set for empty text blocks), and so "
-            "does Bedrock. The block says nothing, so --drop-empty-blocks removes it; a message "
+            "with a cache breakpoint: cache_control cannot be set for empty text blocks; a message "
+            "whose whole content is empty: all messages must have non-empty content except for the "
+            "optional final assistant message), and so does Bedrock. The block says nothing, so --drop-empty-blocks removes it; a message "
             "it is the only content of is left as it is (removing it would break the turn order)."
         ),
         example='{"role":"assistant","content":[{"type":"text","text":""},{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}]}',
@@ -345,6 +346,7 @@ _RULES = (
         errors=(
             "text content blocks must be non-empty",
             "cache_control cannot be set for empty text blocks",
+            "all messages must have non-empty content except for the optional final assistant message",
         ),
     ),
     Rule(
@@ -378,7 +380,8 @@ _RULES = (
             "Checked under --target. Bedrock Converse, Gemini and many chat templates refuse a "
             "history whose roles do not alternate (Conversation roles must alternate "
             "user/assistant/user/assistant; A conversation must alternate between user and "
-            "assistant roles). Anthropic's own API merges such messages, so its histories often "
+            "assistant roles; Gemini: Please ensure that multiturn requests alternate between user "
+            "and model). Anthropic's own API merges such messages, so its histories often "
             "hold them. Under such a target the doctor puts each not-run record into the next "
             "user message instead of adding one, and reports the pairs already in the history."
         ),
@@ -392,6 +395,7 @@ _RULES = (
         errors=(
             "Conversation roles must alternate user/assistant/user/assistant",
             "A conversation must alternate between user and assistant roles",
+            "Please ensure that multiturn requests alternate between user and model",
         ),
     ),
     Rule(

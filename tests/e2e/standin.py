@@ -17,13 +17,24 @@ The stand-in answers the way a model would in a scripted session:
   runtime drops the interrupted call on resume, and would start a second call.
 
 Before it answers, it validates the history the way the real API does, and
-answers 400 with the real API's error text when a call has no result or a
-result answers no call. Anthropic merges consecutive messages of one role
-before it validates; the Responses API pairs ``call_id`` across the input;
-Gemini wants every ``functionCall`` of a model turn answered by a
-``functionResponse`` in the very next content; Chat Completions wants an
-assistant message's ``tool_calls`` answered by the ``tool`` messages right
-after it.
+answers 400 with the real API's error text. Each validator refuses what
+apx_doctor's rule registry says its provider refuses (``Rule.targets`` in
+apx_doctor/rules.py), and nothing a real runtime's ordinary request holds:
+- pairing: a call with no result, a result that answers no call, or a second
+  one. Anthropic merges consecutive messages of one role before it validates,
+  and answers a call only from the results that lead the next user message;
+  the Responses API pairs ``call_id`` across the input; Gemini wants every
+  ``functionCall`` of a model turn answered by a ``functionResponse`` in the
+  very next content; Chat Completions wants an assistant message's
+  ``tool_calls`` answered by the ``tool`` messages right after it;
+- structure: Anthropic refuses a ``tool_use`` id used twice, an empty text
+  block and a thinking block without its signature; the Responses API an item
+  id used twice and a reasoning item without the item it precedes; Gemini
+  roles that do not alternate.
+
+``bedrock_validate`` (Converse or Anthropic-shaped bodies, roles not merged)
+and ``deepseek_validate`` (Responses-shaped input, each output right after its
+call) are validators only: no runtime under test speaks those APIs.
 """
 
 from __future__ import annotations
@@ -72,6 +83,31 @@ class Refusal(Exception):
 # ---------------------------------------------------------------- Anthropic
 
 
+# The Messages API's own texts ("{...}": what varies). An unanswered call and a
+# result placed after other content are refused alike: the API answers a call
+# only from the results that lead the next user message.
+ANTHROPIC_UNANSWERED = (
+    "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+ANTHROPIC_ORPHAN = (
+    "messages.{index}.content.{position}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+ANTHROPIC_SECOND_RESULT = (
+    "messages.{index}.content.{position}: each tool_use must have a single result. "
+    "Found multiple `tool_result` blocks with id: {id}"
+)
+ANTHROPIC_DUPLICATE_CALL = "messages.{index}.content.{position}: `tool_use` ids must be unique"
+ANTHROPIC_EMPTY_TEXT = "messages: text content blocks must be non-empty"
+ANTHROPIC_EMPTY_CACHED_TEXT = "messages.{index}.content.{position}.text: cache_control cannot be set for empty text blocks"
+ANTHROPIC_EMPTY_MESSAGE = (
+    "messages.{index}: all messages must have non-empty content except for the optional final assistant message"
+)
+ANTHROPIC_UNSIGNED = "messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
+_CALL_BLOCKS = ("tool_use", "server_tool_use")
+
+
 def anthropic_merged(messages: list[dict]) -> list[dict]:
     """Consecutive messages of one role as one, their content joined (as the API does)."""
     merged: list[dict] = []
@@ -86,30 +122,61 @@ def anthropic_merged(messages: list[dict]) -> list[dict]:
 
 
 def anthropic_validate(body: dict) -> None:
-    messages = anthropic_merged(body.get("messages") or [])
+    """Refuses what the Messages API refuses (rules.py, ``targets`` holding "anthropic"):
+    blocks that say nothing or lost their signature, a call id used twice, a second
+    result, and calls and results that do not pair up once consecutive messages of
+    one role are merged (so Claude Code's split user messages pass)."""
+    messages = _dicts(body.get("messages"))
+    anthropic_blocks_valid(messages)
+    anthropic_paired(anthropic_merged(messages), _anthropic_unanswered)
+
+
+def anthropic_blocks_valid(messages: list[dict]) -> None:
+    """The per-block rules, at the positions of the request as sent."""
+    calls: set[Any] = set()
+    results: set[Any] = set()
     for index, message in enumerate(messages):
-        blocks = message["content"]
+        content = message.get("content")
+        last = index == len(messages) - 1 and message.get("role") == "assistant"
+        if content == "" and not last:
+            raise Refusal(ANTHROPIC_EMPTY_MESSAGE.format(index=index))
+        for position, block in enumerate(_dicts(content if isinstance(content, list) else [])):
+            where = {"index": index, "position": position}
+            kind = block.get("type")
+            if kind == "text" and block.get("text") == "":
+                raise Refusal(ANTHROPIC_EMPTY_CACHED_TEXT.format(**where) if "cache_control" in block else ANTHROPIC_EMPTY_TEXT)
+            if kind == "thinking" and not (isinstance(block.get("signature"), str) and block["signature"]):
+                raise Refusal(ANTHROPIC_UNSIGNED.format(**where))
+            if kind in _CALL_BLOCKS:
+                _first(calls, block.get("id"), ANTHROPIC_DUPLICATE_CALL.format(**where))
+            if kind == "tool_result":
+                call_id = block.get("tool_use_id")
+                _first(results, call_id, ANTHROPIC_SECOND_RESULT.format(**where, id=call_id))
+
+
+def anthropic_paired(messages: list[dict], unanswered: Callable[[int, list, list], str]) -> None:
+    """Every ``tool_use`` answered by the results that lead the next message, and every
+    result answering a call of the message before; ``unanswered`` words the refusal."""
+    for index, message in enumerate(messages):
+        blocks = _dicts(message["content"])
         if message["role"] == "assistant":
-            calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-            after = messages[index + 1]["content"] if index + 1 < len(messages) else []
-            answered = {b.get("tool_use_id") for b in after if b.get("type") == "tool_result"}
+            calls = [b.get("id") for b in blocks if b.get("type") == "tool_use"]
+            after = _dicts(messages[index + 1]["content"]) if index + 1 < len(messages) else []
+            leading = itertools.takewhile(lambda b: b.get("type") == "tool_result", after)
+            answered = {b.get("tool_use_id") for b in leading}
             missing = [c for c in calls if c not in answered]
             if missing:
-                raise Refusal(
-                    f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately "
-                    f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                    "`tool_result` block in the next message."
-                )
-        else:
-            before = messages[index - 1]["content"] if index and messages[index - 1]["role"] == "assistant" else []
-            called = {b.get("id") for b in before if b.get("type") == "tool_use"}
-            for position, block in enumerate(blocks):
-                if block.get("type") == "tool_result" and block.get("tool_use_id") not in called:
-                    raise Refusal(
-                        f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
-                        f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block must "
-                        "have a corresponding `tool_use` block in the previous message."
-                    )
+                raise Refusal(unanswered(index, calls, missing))
+            continue
+        before = _dicts(messages[index - 1]["content"]) if index and messages[index - 1]["role"] == "assistant" else []
+        called = {b.get("id") for b in before if b.get("type") == "tool_use"}
+        for position, block in enumerate(blocks):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in called:
+                raise Refusal(ANTHROPIC_ORPHAN.format(index=index, position=position, id=block.get("tool_use_id")))
+
+
+def _anthropic_unanswered(index: int, calls: list, missing: list) -> str:
+    return ANTHROPIC_UNANSWERED.format(index=index, ids=", ".join(map(str, missing)))
 
 
 def anthropic_last_user_text(body: dict) -> str:
@@ -188,20 +255,102 @@ _CALL_TYPES = {
     "local_shell_call": "function_call_output",
 }
 _OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
+# What an item is for the order rules, as apx_doctor's Responses adapter reads it:
+# outputs of client calls, and messages that open a turn, are no part of a response.
+_OUTPUT_ITEMS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "computer_call_output",
+        "tool_search_output",
+    }
+)
+_TURN_ROLES = frozenset({"user", "system", "developer"})
+
+# The Responses API's own texts.
+RESPONSES_ORPHAN = "No tool call found for function call output with call_id {id}."
+RESPONSES_UNANSWERED = "No tool output found for function call {id}."
+RESPONSES_DUPLICATE_ITEM = "Duplicate item found with id {id}. Remove duplicate items from your input and try again."
+RESPONSES_LONELY_REASONING = "Item '{id}' of type 'reasoning' was provided without its required following item."
 
 
 def responses_validate(body: dict) -> None:
+    """Refuses what the Responses API refuses (rules.py, ``targets`` holding
+    "openai-responses"): an item id used twice, outputs and calls that do not pair
+    up across the input, and a reasoning item that no call or message follows.
+    Messages and reasoning may stand between a call and its output."""
     items = body.get("input") or []
     if isinstance(items, str):
         return
-    calls = {i.get("call_id") for i in items if i.get("type") in _CALL_TYPES}
+    items = _dicts(items)
+    responses_ids_unique(items)
+    responses_orphans(items, body)
     outputs = {i.get("call_id") for i in items if i.get("type") in _OUTPUT_TYPES}
     for item in items:
-        if item.get("type") in _OUTPUT_TYPES and item.get("call_id") not in calls:
-            raise Refusal(f"No tool call found for function call output with call_id {item.get('call_id')}.")
-    for item in items:
         if item.get("type") in _CALL_TYPES and item.get("call_id") not in outputs:
-            raise Refusal(f"No tool output found for function call {item.get('call_id')}.")
+            raise Refusal(RESPONSES_UNANSWERED.format(id=item.get("call_id")))
+    responses_reasoning_followed(items)
+
+
+def responses_ids_unique(items: list[dict]) -> None:
+    seen: set[Any] = set()
+    for item in items:
+        if item.get("type") == "item_reference":
+            continue  # it names an item, it is none
+        if item.get("type") == "local_shell_call_output" and item.get("call_id") is None:
+            continue  # its id is the link to its call
+        _first(seen, item.get("id") or None, RESPONSES_DUPLICATE_ITEM.format(id=item.get("id")))
+
+
+def responses_orphans(items: list[dict], body: dict) -> None:
+    """Every output answers a call of the input. With ``previous_response_id`` the
+    server holds the calls of the conversation the input continues: an output before
+    the first user message may answer one of those."""
+    calls = {i.get("call_id") for i in items if i.get("type") in _CALL_TYPES}
+    continued = bool(body.get("previous_response_id"))
+    for item in items:
+        if _item_kind(item) == "turn" and item.get("role") == "user":
+            continued = False
+        if item.get("type") in _OUTPUT_TYPES and item.get("call_id") not in calls and not continued:
+            raise Refusal(RESPONSES_ORPHAN.format(id=item.get("call_id")))
+
+
+def responses_reasoning_followed(items: list[dict]) -> None:
+    """A reasoning item is followed by the call or message of its response; items
+    that say nothing about order (an item reference) are passed over."""
+    waiting: dict | None = None
+    for item in items:
+        kind = _item_kind(item)
+        if waiting is not None and kind != "pass":
+            if kind not in ("call", "message"):
+                raise Refusal(RESPONSES_LONELY_REASONING.format(id=waiting.get("id")))
+            waiting = None
+        if kind == "reasoning":
+            waiting = item
+    if waiting is not None:
+        raise Refusal(RESPONSES_LONELY_REASONING.format(id=waiting.get("id")))
+
+
+def _item_kind(item: dict) -> str:
+    """The item's part in the order rules: "message" (an assistant message), "turn" (a
+    message that opens a turn, or a compaction), "call" (a call, or a server item a
+    response makes), "output", "reasoning", or "pass" (says nothing about order)."""
+    kind = item.get("type")
+    if kind is None or kind == "message":
+        role = item.get("role")
+        return "message" if role == "assistant" else "turn" if role in _TURN_ROLES else "pass"
+    if kind in _OUTPUT_ITEMS:
+        return "output"
+    if kind == "reasoning":
+        return "reasoning"
+    if kind == "item_reference":
+        return "pass"
+    if kind == "compaction":
+        return "turn"
+    return "call" if isinstance(kind, str) else "pass"
 
 
 def responses_last_user_text(body: dict) -> str:
@@ -304,6 +453,7 @@ GEMINI_UNANSWERED = (
 )
 GEMINI_ORPHAN = "Please ensure that function response turn comes immediately after a function call turn."
 GEMINI_CALL_PLACE = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+GEMINI_ALTERNATE = "Please ensure that multiturn requests alternate between user and model."
 
 
 def gemini_parts(content: Any) -> list[dict]:
@@ -312,12 +462,16 @@ def gemini_parts(content: Any) -> list[dict]:
 
 
 def gemini_validate(body: dict) -> None:
+    """Refuses what the Gemini API refuses (rules.py, ``targets`` holding "gemini"):
+    roles that do not alternate, and calls and responses that do not pair up."""
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     for index, content in enumerate(contents):
         parts = gemini_parts(content)
         calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
         responses = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
         before = contents[index - 1] if index else None
+        if before is not None and _gemini_side(content) == _gemini_side(before):
+            raise Refusal(GEMINI_ALTERNATE)
         before_calls = [p["functionCall"] for p in gemini_parts(before) if isinstance(p.get("functionCall"), dict)]
         if responses and (not before_calls or before.get("role") != "model"):
             raise Refusal(GEMINI_ORPHAN)
@@ -336,6 +490,11 @@ def gemini_validate(body: dict) -> None:
             ids = sorted(str(c.get("id")) for c in calls if c.get("id"))
             if ids and sorted(str(a.get("id")) for a in answers if a.get("id")) != ids:
                 raise Refusal(GEMINI_UNANSWERED)
+
+
+def _gemini_side(content: dict) -> str:
+    # A blank or missing role, and the older SDKs' "function", are the user's side.
+    return "model" if content.get("role") == "model" else "user"
 
 
 def gemini_last_user_text(body: dict) -> str:
@@ -387,8 +546,15 @@ def gemini_error(message: str) -> dict:
 
 # ---------------------------------------------------------------- Chat Completions
 
+CHAT_SECOND_RESULT = (
+    "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in messages[{first}] and messages[{index}]."
+)
+
 
 def chat_validate(body: dict) -> None:
+    """Refuses what Chat Completions refuses (rules.py, ``targets`` holding "openai-chat"):
+    tool messages that answer no call of the assistant message before their run, or
+    answer one twice, and calls that run does not answer."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     for index, message in enumerate(messages):
         if message.get("role") == "tool":
@@ -402,6 +568,12 @@ def chat_validate(body: dict) -> None:
                 raise Refusal(
                     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
                     f"messages.[{index}].role",
+                )
+            earlier = [i for i in range(start, index) if messages[i].get("tool_call_id") == message.get("tool_call_id")]
+            if earlier:
+                call_id = message.get("tool_call_id")
+                raise Refusal(
+                    CHAT_SECOND_RESULT.format(id=call_id, first=earlier[0], index=index), f"messages.[{index}].tool_call_id"
                 )
         elif message.get("role") == "assistant" and message.get("tool_calls"):
             answered = set()
@@ -497,7 +669,158 @@ def chat_error(message: str, param: str | None) -> dict:
     return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
 
 
+# ---------------------------------------------------------------- Bedrock (validators only: no HTTP api)
+
+# Bedrock's own texts. Its Converse API words pairing in toolUse/toolResult terms;
+# an Anthropic-shaped body (InvokeModel) gets the Messages API's checks with the
+# wording Bedrock passes on, but roles are not merged: they must alternate.
+BEDROCK_ALTERNATE = (
+    "A conversation must alternate between user and assistant roles. "
+    "Make sure the conversation alternates between user and assistant roles and try again."
+)
+BEDROCK_NOT_LEADING = (
+    "messages.{index}: Did not find {count} `tool_result` block(s) at the beginning of this message. "
+    "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+)
+CONVERSE_UNANSWERED = "Expected toolResult blocks at messages.{index}.content for the following Ids: {ids}"
+CONVERSE_EXCESS = (
+    "The number of toolResult blocks at messages.{index}.content exceeds the number of toolUse blocks of previous turn."
+)
+CONVERSE_DUPLICATE_CALL = "The toolUse blocks at messages.{index}.content contain duplicate Ids."
+BEDROCK_EMPTY_TEXT = "messages.{index}.content.{position}: text content blocks must be non-empty"
+
+
+def bedrock_validate(body: dict) -> None:
+    """Refuses what Bedrock refuses (rules.py, ``targets`` holding "bedrock"), for a
+    Converse body or an Anthropic-shaped one: roles that do not alternate, empty
+    text and empty tool results, unsigned reasoning, a call id used twice, and
+    calls and results that do not pair up."""
+    messages = _dicts(body.get("messages"))
+    for index in range(1, len(messages)):
+        if messages[index].get("role") == messages[index - 1].get("role"):
+            raise Refusal(BEDROCK_ALTERNATE)
+    if _converse(messages):
+        converse_validate(messages)
+        return
+    _bedrock_empty_results(messages)
+    anthropic_blocks_valid(messages)
+    anthropic_paired(anthropic_merged(messages), _bedrock_not_leading)
+
+
+def _converse(messages: list[dict]) -> bool:
+    """Whether the body is Converse's: its content blocks are unions with no ``type``."""
+    return any(isinstance(m.get("content"), list) and any("type" not in b for b in _dicts(m["content"])) for m in messages)
+
+
+def _bedrock_not_leading(index: int, calls: list, missing: list) -> str:
+    return BEDROCK_NOT_LEADING.format(index=index + 1, count=len(calls))
+
+
+def _bedrock_empty_results(messages: list[dict]) -> None:
+    """An Anthropic-shaped result with no content, or only empty text (Bedrock refuses it)."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for position, block in enumerate(_dicts(content if isinstance(content, list) else [])):
+            if block.get("type") == "tool_result" and "content" in block and _says_nothing(block["content"]):
+                raise Refusal(BEDROCK_EMPTY_TEXT.format(index=index, position=position))
+
+
+def _says_nothing(content: Any) -> bool:
+    if content == "":
+        return True
+    return isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and b.get("text") == "" for b in content
+    )
+
+
+def converse_validate(messages: list[dict]) -> None:
+    calls: set[Any] = set()
+    for index, message in enumerate(messages):
+        blocks = _dicts(message.get("content"))
+        _converse_blocks_valid(index, blocks)
+        uses = [b["toolUse"].get("toolUseId") for b in blocks if isinstance(b.get("toolUse"), dict)]
+        for use in uses:
+            _first(calls, use, CONVERSE_DUPLICATE_CALL.format(index=index))
+        results = [b["toolResult"].get("toolUseId") for b in blocks if isinstance(b.get("toolResult"), dict)]
+        before = _dicts(messages[index - 1].get("content")) if index else []
+        if len(results) > len([b for b in before if isinstance(b.get("toolUse"), dict)]):
+            raise Refusal(CONVERSE_EXCESS.format(index=index))
+        after = _dicts(messages[index + 1].get("content")) if index + 1 < len(messages) else []
+        answered = {b["toolResult"].get("toolUseId") for b in after if isinstance(b.get("toolResult"), dict)}
+        missing = [u for u in uses if u not in answered]
+        if missing:
+            raise Refusal(CONVERSE_UNANSWERED.format(index=index + 1, ids=", ".join(map(str, missing))))
+
+
+def _converse_blocks_valid(index: int, blocks: list[dict]) -> None:
+    for position, block in enumerate(blocks):
+        where = {"index": index, "position": position}
+        result = block.get("toolResult")
+        reasoning = block.get("reasoningContent")
+        if _converse_empty_text(block) or (isinstance(result, dict) and _converse_says_nothing(result.get("content"))):
+            raise Refusal(BEDROCK_EMPTY_TEXT.format(**where))
+        text = reasoning.get("reasoningText") if isinstance(reasoning, dict) else None
+        # Some model families sign nothing: only a signature present but empty was cut off.
+        if isinstance(text, dict) and "signature" in text and not (isinstance(text["signature"], str) and text["signature"]):
+            raise Refusal(ANTHROPIC_UNSIGNED.format(**where))
+
+
+def _converse_empty_text(block: dict) -> bool:
+    return len(block) == 1 and block.get("text") == ""
+
+
+def _converse_says_nothing(content: Any) -> bool:
+    return isinstance(content, list) and all(isinstance(b, dict) and _converse_empty_text(b) for b in content)
+
+
+# ---------------------------------------------------------------- DeepSeek (validator only: no HTTP api)
+
+# DeepSeek's text for a call whose output does not follow it (a message between,
+# or none at all): it wants each output right after its call.
+DEEPSEEK_NO_OUTPUT = "No tool output found for tool call {id}."
+
+
+def deepseek_validate(body: dict) -> None:
+    """Refuses a Responses-shaped input the way DeepSeek does (rules.py, ``targets``
+    holding "deepseek"): the Responses API's orphans and repeated item ids, and a
+    call whose output an assistant message (or the next turn) stands before. A
+    reasoning item between a call and its output is no message: it may stand there."""
+    items = body.get("input") or []
+    if isinstance(items, str):
+        return
+    items = _dicts(items)
+    responses_ids_unique(items)
+    responses_orphans(items, body)
+    open_calls: dict[Any, bool] = {}
+    for item in items:
+        kind = _item_kind(item)
+        if kind == "call" and item.get("type") in _CALL_TYPES:
+            open_calls[item.get("call_id")] = False
+        elif item.get("type") in _OUTPUT_TYPES and open_calls.pop(item.get("call_id"), False):
+            raise Refusal(DEEPSEEK_NO_OUTPUT.format(id=item.get("call_id")))
+        elif kind == "message":
+            open_calls = dict.fromkeys(open_calls, True)
+        elif kind == "turn" and open_calls:
+            raise Refusal(DEEPSEEK_NO_OUTPUT.format(id=next(iter(open_calls))))
+    if open_calls:
+        raise Refusal(DEEPSEEK_NO_OUTPUT.format(id=next(iter(open_calls))))
+
+
 # ---------------------------------------------------------------- shared
+
+
+def _dicts(value: Any) -> list[dict]:
+    """The dicts of a list (a request may hold anything; only objects are checked)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _first(seen: set[Any], key: Any, refusal: str) -> None:
+    """Records ``key``; refuses with ``refusal`` if it was seen before (only a string is an id)."""
+    if not isinstance(key, str):
+        return
+    if key in seen:
+        raise Refusal(refusal)
+    seen.add(key)
 
 
 def _tool_names(body: dict) -> list[str]:
