@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .runtimes import RESUME_TIMEOUT, Runtime, _kill_group, chat_sent
+from .runtimes import RESUME_TIMEOUT, Runtime, _kill_group, chat_sent, only_file
 
 MODEL = "standin-model"
 PROVIDER = "openai-compatible"
@@ -74,9 +74,7 @@ class Cline(Runtime):
         )
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "data" / "sessions").glob("*/*.messages.json"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "data" / "sessions", "*/*.messages.json")
 
     def session_id(self) -> str:
         return json.loads(self.session_file().read_bytes())["sessionId"]

@@ -30,8 +30,13 @@ def fence() -> Iterator[Fence]:
 def runtime(request: pytest.FixtureRequest, fence: Fence, tmp_path: Path) -> Iterator[Runtime]:
     """A runtime in a home of its own (a copied home is not independent: Codex
     keeps absolute rollout paths in its state, so resuming a copy appends to the original)."""
+    yield from started(RUNTIME_CLASSES[request.param], fence, tmp_path)
+
+
+def started(kind: type[Runtime], fence: Fence, tmp_path: Path) -> Iterator[Runtime]:
+    """A runtime of ``kind`` in a home under ``tmp_path``, closed afterwards; a missing one fails the test."""
     try:
-        made = RUNTIME_CLASSES[request.param](fence, tmp_path)
+        made = kind(fence, tmp_path)
     except RuntimeMissing as error:
         pytest.fail(str(error), pytrace=False)
     try:

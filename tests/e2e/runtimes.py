@@ -356,9 +356,7 @@ class ClaudeCode(Runtime):
         )
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "projects").glob("*/*.jsonl"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "projects", "*/*.jsonl")
 
     def session_id(self) -> str:
         return self.session_file().stem
@@ -416,9 +414,7 @@ env_key = "STANDIN_API_KEY"
         return line.get("type") == "response_item" and payload.get("type") == "function_call_output"
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "sessions").glob("*/*/*/rollout-*.jsonl"))
-        assert len(files) == 1, f"expected one rollout, found {files}"
-        return files[0]
+        return only_file(self.config / "sessions", "*/*/*/rollout-*.jsonl", "rollout")
 
     def session_id(self) -> str:
         with self.session_file().open(encoding="utf-8") as rollout:
@@ -479,9 +475,7 @@ class GeminiCli(Runtime):
         )
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "tmp").glob("*/chats/session-*.jsonl"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "tmp", "*/chats/session-*.jsonl")
 
     def session_id(self) -> str:
         with self.session_file().open(encoding="utf-8") as session:
@@ -537,9 +531,7 @@ class QwenCode(Runtime):
         return line.get("type") == "tool_result"
 
     def session_file(self) -> Path:
-        files = [f for f in sorted((self.config / "projects").glob("*/chats/*.jsonl")) if not f.name.endswith(".ledger.jsonl")]
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "projects", "*/chats/*.jsonl", skip=".ledger.jsonl")
 
     def session_id(self) -> str:
         return self.session_file().stem
@@ -585,9 +577,7 @@ class Pi(Runtime):
         return line.get("type") == "message" and (line.get("message") or {}).get("role") == "toolResult"
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "sessions").glob("*/*.jsonl"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "sessions", "*/*.jsonl")
 
     def session_id(self) -> str:
         with self.session_file().open(encoding="utf-8") as session:
@@ -707,9 +697,7 @@ class CopilotCli(Runtime):
         return line.get("type") == "tool.execution_complete"
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "session-state").glob("*/events.jsonl"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "session-state", "*/events.jsonl")
 
     def session_id(self) -> str:
         return self.session_file().parent.name
@@ -772,9 +760,7 @@ class FactoryDroid(Runtime):
         )
 
     def session_file(self) -> Path:
-        files = sorted((self.config / "sessions").glob("*/*.jsonl"))
-        assert len(files) == 1, f"expected one session file, found {files}"
-        return files[0]
+        return only_file(self.config / "sessions", "*/*.jsonl")
 
     def session_id(self) -> str:
         return self.session_file().stem
@@ -798,6 +784,13 @@ UNREPAIRABLE: dict[str, type[Runtime]] = {"gemini-cli": GeminiCli}
 # Runtimes whose sessions live in a database, repaired through SQLite rather
 # than as lines of a file (tests/e2e/test_opencode.py).
 STORES: dict[str, type[Runtime]] = {"opencode": OpenCode}
+
+
+def only_file(folder: Path, pattern: str, what: str = "session file", skip: str | None = None) -> Path:
+    """The one file under ``folder`` matching ``pattern`` (names ending in ``skip`` left out); fails otherwise."""
+    files = [f for f in sorted(folder.glob(pattern)) if skip is None or not f.name.endswith(skip)]
+    assert len(files) == 1, f"expected one {what}, found {files}"
+    return files[0]
 
 
 def _read_pid(path: Path) -> int | None:

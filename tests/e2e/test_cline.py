@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from .cline_runtime import Cline
+from .conftest import started
 from .fence import Fence
-from .runtimes import Runtime, RuntimeMissing
-from .test_runtimes import BASELINES, REPAIRED, doctor, problems, sent_on_resume, the_call
+from .runtimes import Runtime
+from .test_runtimes import BASELINES, REPAIRED, doctor, interrupt_and_check, problems, sent_on_resume
 
 # What Cline 3.0.65 sends for an interrupted call when it resumes on its own.
 BASELINE = BASELINES["cline"]
@@ -25,28 +26,11 @@ BASELINE = BASELINES["cline"]
 
 @pytest.fixture
 def cline(fence: Fence, tmp_path: Path) -> Iterator[Runtime]:
-    try:
-        made = Cline(fence, tmp_path)
-    except RuntimeMissing as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
-        yield made
-    finally:
-        made.close()
+    yield from started(Cline, fence, tmp_path)
 
 
 def messages(session: Path) -> list[dict]:
     return json.loads(session.read_bytes())["messages"]
-
-
-def interrupt_and_check(runtime: Runtime) -> tuple[Path, str]:
-    session = runtime.interrupt()
-    call_id = the_call(runtime)
-    code, report = doctor("check", session)
-    assert code == 1
-    assert report["files"][0]["format"] == "cline", report
-    assert [(f["code"], f["call_id"]) for f in problems(report)] == [("APX001", call_id)], report
-    return session, call_id
 
 
 def test_the_pinned_version_is_the_one_observed() -> None:

@@ -14,21 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import started
 from .fence import Fence
-from .runtimes import STORES, Runtime, RuntimeMissing
-from .test_runtimes import BASELINES, REPAIRED, doctor, problems, sent_on_resume, the_call
+from .runtimes import STORES, Runtime
+from .test_runtimes import BASELINES, REPAIRED, doctor, interrupt_and_check, problems, sent_on_resume
 
 
 @pytest.fixture
 def opencode(fence: Fence, tmp_path: Path) -> Iterator[Runtime]:
-    try:
-        made = STORES["opencode"](fence, tmp_path)
-    except RuntimeMissing as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
-        yield made
-    finally:
-        made.close()
+    yield from started(STORES["opencode"], fence, tmp_path)
 
 
 def rows(store: Path) -> dict[str, dict[str, str]]:
@@ -40,16 +34,6 @@ def rows(store: Path) -> dict[str, dict[str, str]]:
             table: {row_id: json.loads(data) for row_id, data in db.execute(f"select id, data from {table}")}
             for table in ("message", "part")
         }
-
-
-def interrupt_and_check(runtime: Runtime) -> tuple[Path, str]:
-    store = runtime.interrupt()
-    call_id = the_call(runtime)
-    code, report = doctor("check", store)
-    assert code == 1
-    assert report["files"][0]["format"] == "opencode", report
-    assert [(f["code"], f["call_id"]) for f in problems(report)] == [("APX001", call_id)], report
-    return store, call_id
 
 
 def test_a_repaired_store_resumes_with_the_not_run_record(opencode: Runtime) -> None:
