@@ -177,7 +177,8 @@ class Runtime:
         """What the request ``body`` held for the call ``call_id``."""
         raise NotImplementedError
 
-    optional_fields: frozenset[str]
+    # Fields of the runtime's own result lines an inserted one may leave out.
+    optional_fields: frozenset[str] = frozenset()
 
     @staticmethod
     def is_result_line(line: dict) -> bool:
@@ -343,9 +344,6 @@ class ClaudeCode(Runtime):
     def resume_command(self, session: str, prompt: str) -> list[str]:
         return [str(self.executable), "-p", "--allowedTools=Bash", "--resume", session, "--", prompt]
 
-    # Fields of its own result lines an inserted one may leave out: none.
-    optional_fields: frozenset[str] = frozenset()
-
     @staticmethod
     def is_result_line(line: dict) -> bool:
         content = (line.get("message") or {}).get("content")
@@ -438,7 +436,6 @@ class GeminiCli(Runtime):
     format = "gemini-cli"
     sent = staticmethod(gemini_sent)
     model = "gemini-2.5-flash"  # named, so that no routing request picks one
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".gemini"
@@ -492,8 +489,6 @@ class QwenCode(Runtime):
     format = "qwen-code"
     sent = staticmethod(chat_sent)
     model = "qwen3-coder-plus"
-    # Fields of its own result lines an inserted one may leave out: none.
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".qwen"
@@ -547,7 +542,6 @@ class Pi(Runtime):
     format = "pi"
     sent = staticmethod(chat_sent)
     model = "standin-model"
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".pi" / "agent"
@@ -600,7 +594,6 @@ class OpenCode(Runtime):
     format = "opencode"
     sent = staticmethod(chat_sent)
     model = "standin-model"
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".config" / "opencode"
@@ -673,7 +666,6 @@ class CopilotCli(Runtime):
     format = "copilot-cli"
     sent = staticmethod(chat_sent)
     model = "standin-model"
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".copilot"
@@ -720,7 +712,6 @@ class FactoryDroid(Runtime):
     format = "factory-droid"
     sent = staticmethod(anthropic_sent)
     model = "custom:Standin-0"
-    optional_fields: frozenset[str] = frozenset()
 
     def configure(self) -> None:
         self.config = self.home / ".factory"
