@@ -282,12 +282,9 @@ def responses_validate(body: dict) -> None:
     "openai-responses"): an item id used twice, outputs and calls that do not pair
     up across the input, and a reasoning item that no call or message follows.
     Messages and reasoning may stand between a call and its output."""
-    items = body.get("input") or []
-    if isinstance(items, str):
+    items = _checked_input(body)
+    if items is None:
         return
-    items = _dicts(items)
-    responses_ids_unique(items)
-    responses_orphans(items, body)
     outputs = {i.get("call_id") for i in items if i.get("type") in _OUTPUT_TYPES}
     for item in items:
         if item.get("type") in _CALL_TYPES and item.get("call_id") not in outputs:
@@ -351,6 +348,18 @@ def _item_kind(item: dict) -> str:
     if kind == "compaction":
         return "turn"
     return "call" if isinstance(kind, str) else "pass"
+
+
+def _checked_input(body: dict) -> list[dict] | None:
+    """The input items, after the checks every Responses-shaped API makes (unique ids,
+    no orphan output); None for a string input, which holds no items to check."""
+    items = body.get("input") or []
+    if isinstance(items, str):
+        return None
+    items = _dicts(items)
+    responses_ids_unique(items)
+    responses_orphans(items, body)
+    return items
 
 
 def responses_last_user_text(body: dict) -> str:
@@ -785,12 +794,9 @@ def deepseek_validate(body: dict) -> None:
     holding "deepseek"): the Responses API's orphans and repeated item ids, and a
     call whose output an assistant message (or the next turn) stands before. A
     reasoning item between a call and its output is no message: it may stand there."""
-    items = body.get("input") or []
-    if isinstance(items, str):
+    items = _checked_input(body)
+    if items is None:
         return
-    items = _dicts(items)
-    responses_ids_unique(items)
-    responses_orphans(items, body)
     open_calls: dict[Any, bool] = {}
     for item in items:
         kind = _item_kind(item)
