@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from . import documents, jsonl
+from . import documents, jsonl, quiet
 from .doctor import HistoryDoctor, RepairOptions, Verdict
 from .engine import PASS_OVER
 from .errors import InputError, NotATranscriptError, SelfCheckError
@@ -143,6 +143,8 @@ def _drive(run_: _Pass, head: list[bytes], parsed: list[Any], rest: Iterable[byt
     doctor = run_.doctor
     if doctor.adapter.one_history_a_line or doctor.relinks:
         _generic_loop(run_, rest)
+    elif type(doctor.adapter).quiet_lines is not None and _reads_chunks(rest):
+        quiet.loop(run_, rest, doctor.adapter.quiet_lines)  # type: ignore[arg-type]  # a file: _reads_chunks
     elif run_.sink is None:
         _check_loop(run_, rest)
     else:
@@ -166,6 +168,11 @@ def _generic_loop(run_: _Pass, rest: Iterable[bytes]) -> None:
         except refused:
             value = jsonl.parse(raw)
         line(raw, value)
+
+
+def _reads_chunks(rest: Iterable[bytes]) -> bool:
+    """Whether the rest of the input is a file that ``quiet.loop`` may read in chunks."""
+    return hasattr(rest, "read") and hasattr(rest, "readline")
 
 
 def _check_loop(run_: _Pass, rest: Iterable[bytes]) -> None:

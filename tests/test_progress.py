@@ -22,7 +22,7 @@ pty = pytest.importorskip("pty", reason="pseudo-terminals are a POSIX feature")
 CHILD = """
 import sys, time, types
 import orjson
-from apx_doctor import runner, stream
+from apx_doctor import quiet, runner, stream
 runner._ByteProgress.DELAY = 0.0
 # A slow disk: every 2,000th line waits 20 ms, so the bar is redrawn with a rate.
 count = 0
@@ -33,6 +33,13 @@ def loads(raw):
         time.sleep(0.02)
     return orjson.loads(raw)
 stream.orjson = types.SimpleNamespace(loads=loads, JSONDecodeError=orjson.JSONDecodeError)
+# The same for the chat loop that reads a file in chunks (apx_doctor.quiet): 1 ms a chunk.
+chunks = quiet._chunks
+def slow_chunks(handle):
+    for chunk in chunks(handle):
+        time.sleep(0.001)
+        yield chunk
+quiet._chunks = slow_chunks
 from apx_doctor.cli import main
 sys.argv = ["apx-doctor", *sys.argv[1:]]
 main()

@@ -2,7 +2,7 @@
 
 Start-up time is measured by bench/run.py, never here. These tests guard the
 choices that keep it low: a clean check draws no table, so it imports no Rich;
-advice, the TOML parser and the temp-file machinery wait until they are needed;
+advice, the TOML parser, the temp-file machinery and msgspec wait until they are needed;
 ``--version`` needs no format adapter; a pyproject.toml is parsed once, and only
 when it can configure us.
 """
@@ -56,6 +56,8 @@ def test_a_clean_check_loads_no_rich_no_advice_no_toml(tmp_path: Path) -> None:
     assert "apx_doctor.stream" in loaded  # the probe did run a check
     assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
     assert not loaded & {"apx_doctor.advice", "apx_doctor.safe", "tomllib", "socket", "tempfile"}
+    # The quiet loop's typed decoder waits for a file longer than the lines detection reads.
+    assert "msgspec" not in loaded
 
 
 def test_a_pyproject_that_never_names_us_is_not_parsed(tmp_path: Path) -> None:

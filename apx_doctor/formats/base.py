@@ -184,6 +184,11 @@ class FormatAdapter:
     # the library skips feeding it (see the chat adapter). None: every message
     # is fed.
     clean_run: ClassVar[Any] = None
+    # Optional, for ``check``: ``quiet_lines() -> quiet.QuietLines``, the few
+    # typed fields that prove a line gives the engine nothing to do, so that a
+    # quiet stretch of a file is not parsed whole (see ``apx_doctor.quiet`` and
+    # the chat adapter). None: every line is parsed and classified.
+    quiet_lines: ClassVar[Any] = None
     # Under a provider profile whose roles alternate (``--target bedrock``), the
     # doctor sets this: an adapter whose not-run record would be a message of
     # its own puts it into the next user message instead.

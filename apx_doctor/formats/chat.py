@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import _PLACEHOLDER_LONGEST, PLACEHOLDER_TEXTS, Detection, FormatAdapter, Insertion, Shape, text_of
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 _USER = Entry(opens_history=True, boundary=True)
 _BOUNDARY = Entry(boundary=True)
@@ -74,6 +77,11 @@ class ChatAdapter(FormatAdapter):
             # Legacy function results carry no call id: nothing to pair.
             return PASS_OVER
         return None
+
+    def quiet_lines(self) -> QuietLines:
+        from ._chat_quiet import ChatQuietLines
+
+        return ChatQuietLines(self.marker)
 
     def clean_run(self, messages: Sequence[Any], start: int) -> tuple[int, list[str]]:
         """How far from ``start`` the messages would give the engine nothing to do.
