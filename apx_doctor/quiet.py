@@ -34,10 +34,7 @@ from io import BytesIO
 from itertools import chain
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-import orjson
-
 from . import jsonl
-from .engine import PASS_OVER
 
 if TYPE_CHECKING:
     from .stream import _Pass
@@ -255,30 +252,16 @@ class _Loop:
         return rest <= SHALLOW or raw.count(b"[") + raw.count(b"{") <= jsonl.MAX_DEPTH
 
     def general(self, raw: bytes, number: int) -> None:
-        """One line as the loops of ``stream`` read it: ``_Pass.line`` for a repair."""
+        """Line ``number`` read whole, by ``stream``'s own loop for one line (``_Pass.line`` for a repair)."""
+        from .stream import _check_loop  # stream imports this module
+
         run_ = self.run_
         self.stretch_from = number
+        run_.number = number - 1  # the loops count it
         if self.keep is not None:
-            run_.number = number - 1  # ``line`` counts it
             run_.line(raw, jsonl.parse(raw))
-            return
-        doctor = self.doctor
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            run_.number = number - 1
-            run_.line(raw, jsonl.parse(raw))
-            return
-        run_.number = number  # an adapter that trips is reported with this line's number
-        entry = doctor.adapter.classify(value)
-        if entry is PASS_OVER:
-            return
-        if entry is None:
-            doctor.unrecognised(number)
-            return
-        found = doctor.engine.feed(number, entry)
-        if found is not None:
-            doctor.apply(number, found, value)
+        else:
+            _check_loop(run_, (raw,))
 
 
 def _chunks(handle: BinaryIO) -> Iterator[bytes]:
