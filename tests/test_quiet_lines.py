@@ -256,7 +256,7 @@ def test_a_result_is_plain_exactly_when_it_is_neither_the_marker_nor_a_placehold
     text = json.dumps(content, ensure_ascii=escaped)
     raw = msgspec.json.decode(f'{{"content": {text}}}', type=_Content).content
     result = ChatAdapter(marker=marker).result_for("c", content)
-    assert ChatQuietLines(marker).plain(raw) is not (result.not_run or result.placeholder)
+    assert ChatQuietLines(ChatAdapter(marker=marker)).plain(raw) is not (result.not_run or result.placeholder)
 
 
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])

@@ -16,7 +16,7 @@ import msgspec
 import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from .base import PLACEHOLDER_TEXTS, text_of
+from .base import PLACEHOLDER_TEXTS, FormatAdapter
 
 
 class _Call(msgspec.Struct):
@@ -44,9 +44,10 @@ _QUIET_ROLES = frozenset({"user", "system", "developer", "function"})
 class ChatQuietLines:
     """``quiet.QuietLines`` for chat lines."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, adapter: FormatAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
-        self.marker = marker
+        self.result_for = adapter.result_for
+        marker = adapter.marker
         self.special = frozenset(text.encode() for text in (*PLACEHOLDER_TEXTS, marker))
         # Their lengths: a string of another length is none of them, and is not hashed.
         self.special_lengths = frozenset(map(len, self.special))
@@ -101,5 +102,5 @@ class ChatQuietLines:
             value: Any = orjson.loads(view)
         except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
             return False
-        text = value if type(value) is str else text_of(value)
-        return text is None or not (text == self.marker or text in PLACEHOLDER_TEXTS)
+        result = self.result_for(None, value)
+        return not (result.not_run or result.placeholder)

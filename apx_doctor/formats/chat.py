@@ -81,7 +81,7 @@ class ChatAdapter(FormatAdapter):
     def quiet_lines(self) -> QuietLines:
         from ._chat_quiet import ChatQuietLines
 
-        return ChatQuietLines(self.marker)
+        return ChatQuietLines(self)
 
     def clean_run(self, messages: Sequence[Any], start: int) -> tuple[int, list[str]]:
         """How far from ``start`` the messages would give the engine nothing to do.
