@@ -318,7 +318,13 @@ class LangChainAdapter(ChatAdapter):
                     break
                 result = messages[j]
                 call_id = result.tool_call_id
-                if type(call_id) is not str or call_id not in waiting or _marked(result.content, marker):
+                if type(call_id) is not str or call_id not in waiting:
+                    break
+                content = result.content
+                if type(content) is str:
+                    if len(content) <= longest and content in special:
+                        break
+                elif _marked(content, marker):
                     break
                 waiting.remove(call_id)
                 add(call_id)
