@@ -12,7 +12,6 @@ everywhere, between lines and inside characters.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -21,12 +20,11 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from quiet_support import run_check, same_both_ways
 
-from apx_doctor import quiet, stream
-from apx_doctor.doctor import RepairOptions
-from apx_doctor.errors import DoctorError
+from apx_doctor import quiet
 from apx_doctor.formats._chat_quiet import ChatQuietLines
-from apx_doctor.formats.base import DEFAULT_MARKER, PLACEHOLDER_TEXTS, FormatAdapter
+from apx_doctor.formats.base import DEFAULT_MARKER, PLACEHOLDER_TEXTS
 from apx_doctor.formats.chat import ChatAdapter
 
 import strategies
@@ -34,39 +32,12 @@ import strategies
 CASES = Path(__file__).parent / "cases" / "chat"
 
 
-def _check(
-    data: bytes,
-    *,
-    typed: bool,
-    head: int = 1,
-    marker: str | None = None,
-    chunk: int = 256,
-    piece: int = 64,
-    repair: bool = False,
-    drop: bool = False,
-):
-    config = stream.StreamConfig(
-        input_format="chat", repair=RepairOptions(drop_orphans=drop), **({"marker": marker} if marker else {})
-    )
-    sink = stream.MemorySink() if repair else None
-    saved = stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE, ChatAdapter.quiet_lines
-    stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE = head, chunk, piece
-    if not typed:
-        ChatAdapter.quiet_lines = FormatAdapter.quiet_lines  # type: ignore[method-assign]
-    try:
-        result = stream.run(io.BytesIO(data), config, sink)
-    except DoctorError as exc:
-        return ("stopped", type(exc).__name__, str(exc))
-    finally:
-        stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE, ChatAdapter.quiet_lines = saved  # type: ignore[method-assign]
-    out = sink.getvalue() if sink else None
-    return [f.to_dict() for f in result.findings], [e.to_dict() for e in result.edits], result.unparsed, result.lines, out
+def _check(data: bytes, **options):
+    return run_check(data, "chat", **options)
 
 
 def _same_both_ways(data: bytes, **options) -> list:
-    typed = _check(data, typed=True, **options)
-    assert typed == _check(data, typed=False, **options)
-    return typed
+    return same_both_ways(data, "chat", **options)
 
 
 def _line(value: object) -> bytes:

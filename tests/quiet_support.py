@@ -1,0 +1,59 @@
+"""Running one file through a check twice: with a format's quiet loop, and with every line read whole.
+
+Shared by the quiet-line tests of each format (``tests/test_quiet_lines*.py``).
+Chunks and UTF-8 pieces are made small, so that their edges fall everywhere,
+between lines and inside characters.
+"""
+
+from __future__ import annotations
+
+import io
+
+from apx_doctor import quiet, stream
+from apx_doctor.doctor import RepairOptions
+from apx_doctor.errors import DoctorError
+from apx_doctor.formats import adapter_class
+from apx_doctor.formats.base import FormatAdapter
+
+
+def run_check(
+    data: bytes,
+    input_format: str,
+    *,
+    typed: bool,
+    head: int = 1,
+    marker: str | None = None,
+    chunk: int = 256,
+    piece: int = 64,
+    repair: bool = False,
+    drop: bool = False,
+):
+    """What a check (or with ``repair``, a fix) of ``data`` reports, through the quiet loop or not (``typed``)."""
+    adapter = adapter_class(input_format)
+    config = stream.StreamConfig(
+        input_format=input_format, repair=RepairOptions(drop_orphans=drop), **({"marker": marker} if marker else {})
+    )
+    sink = stream.MemorySink() if repair else None
+    saved = stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE, adapter.__dict__.get("quiet_lines")
+    stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE = head, chunk, piece
+    if not typed:
+        adapter.quiet_lines = FormatAdapter.quiet_lines  # type: ignore[method-assign]
+    try:
+        result = stream.run(io.BytesIO(data), config, sink)
+    except DoctorError as exc:
+        return ("stopped", type(exc).__name__, str(exc))
+    finally:
+        stream.DETECT_LINES, quiet.CHUNK, quiet.UTF8_PIECE, own = saved
+        if own is not None:
+            adapter.quiet_lines = own  # type: ignore[method-assign]
+        elif "quiet_lines" in adapter.__dict__:
+            del adapter.quiet_lines  # shadowed here: the inherited one is back
+    out = sink.getvalue() if sink else None
+    return [f.to_dict() for f in result.findings], [e.to_dict() for e in result.edits], result.unparsed, result.lines, out
+
+
+def same_both_ways(data: bytes, input_format: str, **options) -> list:
+    """The report of ``data``, asserted equal through the quiet loop and line by line."""
+    typed = run_check(data, input_format, typed=True, **options)
+    assert typed == run_check(data, input_format, typed=False, **options)
+    return typed
