@@ -186,8 +186,18 @@ def sanity(path: Path, fmt: str, made: generate.Made) -> str:
     )
 
 
+def compile_bytecode() -> None:
+    """Byte-compile the package, as ``pip install`` does: an editable install under
+    PYTHONDONTWRITEBYTECODE would otherwise compile every changed module again in
+    each measured run (0.15 s of start-up, a fifth of a 134 MB file's time)."""
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "apx_doctor"), quiet=1)
+
+
 def main() -> int:
     print(f"# apx-doctor benchmark\n\n{machine()}\n", flush=True)
+    compile_bytecode()
     made = ensure_data()
     chat = str(made["chat"].path)
     loop = [PYTHON, str(HERE / "orjson_loop.py")]
