@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from .model import Finding
@@ -204,7 +205,8 @@ class PairingEngine:
                 # Fewer new ids than room: no generation can turn over, so a
                 # batch stores them exactly as ``settle`` one by one would.
                 batch = call_ids[done : done + room]
-                settled.update(dict.fromkeys(batch, _ANSWERED))
+                # Pairs, not dict.fromkeys: one insertion an id, not two.
+                settled.update(zip(batch, repeat(_ANSWERED)))
                 done += len(batch)
             else:
                 state.settle(call_ids[done], _ANSWERED)
