@@ -219,12 +219,26 @@ _CONTENTS = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+def _every_char_escaped(text: str) -> str:
+    """``text`` as a JSON string with each character a ``\\u`` escape (a surrogate pair beyond the BMP)."""
+    units = text.encode("utf-16-be")
+    return '"' + "".join(f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in range(0, len(units), 2)) + '"'
+
+
+_MARKERS = [DEFAULT_MARKER, "custom marker", 'a "quoted" \\ marker', "two\nlines", "a\ttab / slash", "é€😀"]
+
+
+@settings(max_examples=1000, deadline=None)
 @given(
-    content=_CONTENTS, escaped=st.booleans(), marker=st.sampled_from([DEFAULT_MARKER, "custom marker", 'a "quoted" \\ marker'])
+    content=_CONTENTS | st.sampled_from(_MARKERS),
+    escaped=st.sampled_from(["no", "ascii", "all"]),
+    marker=st.sampled_from(_MARKERS),
 )
-def test_a_result_is_plain_exactly_when_it_is_neither_the_marker_nor_a_placeholder(content, escaped: bool, marker: str) -> None:
-    text = json.dumps(content, ensure_ascii=escaped)
+def test_a_result_is_plain_exactly_when_it_is_neither_the_marker_nor_a_placeholder(content, escaped: str, marker: str) -> None:
+    if escaped == "all" and type(content) is str:
+        text = _every_char_escaped(content)
+    else:
+        text = json.dumps(content, ensure_ascii=escaped == "ascii")
     raw = msgspec.json.decode(f'{{"content": {text}}}', type=_Content).content
     result = ChatAdapter(marker=marker).result_for("c", content)
     assert ChatQuietLines(ChatAdapter(marker=marker)).plain(raw) is not (result.not_run or result.placeholder)

@@ -41,6 +41,25 @@ class _Line(msgspec.Struct):
 _QUIET_ROLES = frozenset({"user", "system", "developer", "function"})
 
 
+# The short escapes of JSON, and the character each stands for.
+_ESCAPES = {b"n": "\n", b"t": "\t", b"r": "\r", b'"': '"', b"\\": "\\", b"/": "/", b"b": "\b", b"f": "\f"}
+
+
+def _telling_escapes(texts: set[str]) -> tuple[bytes, ...]:
+    """Escapes whose presence proves a JSON string is none of ``texts``.
+
+    In a valid JSON string (msgspec checked the line) a backslash byte starts
+    an escape or is the second byte of ``\\\\``. So the two bytes ``\\n``
+    mean its text holds a newline or a backslash: if none of ``texts`` holds
+    either, the string is none of them. Tool output is full of such escapes,
+    and this saves parsing a short result to compare it.
+    """
+    chars = set("".join(texts))
+    if "\\" in chars:
+        return ()
+    return tuple(b"\\" + letter for letter, char in _ESCAPES.items() if char not in chars)
+
+
 class ChatQuietLines:
     """``quiet.QuietLines`` for chat lines."""
 
@@ -55,6 +74,7 @@ class ChatQuietLines:
         # surrogate pair escaped is 12 bytes): longer, it is neither the marker
         # nor a placeholder.
         self.plain_above = 12 * max(map(len, (*PLACEHOLDER_TEXTS, marker))) + 2
+        self.telling = _telling_escapes({*PLACEHOLDER_TEXTS, marker})
 
     def text_bytes(self, line: _Line) -> int:
         content = line.content
@@ -98,6 +118,9 @@ class ChatQuietLines:
             if b"\\" not in raw:
                 # No escape: the bytes are the text (the chunk was checked as UTF-8).
                 return len(raw) - 2 not in self.special_lengths or raw[1:-1] not in self.special
+            for escape in self.telling:
+                if escape in raw:
+                    return True
         try:
             value: Any = orjson.loads(view)
         except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
