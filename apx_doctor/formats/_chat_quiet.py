@@ -19,17 +19,19 @@ from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
 from .base import PLACEHOLDER_TEXTS, FormatAdapter
 
 
-class _Call(msgspec.Struct):
+class _Call(msgspec.Struct, gc=False):
     # Required and a string: an item without one (which ``_calls`` skips) is
     # not typed, and the line goes the general way.
     id: str
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     # Unknown keys are skipped; of a key given twice the last counts, as in
     # orjson's dict. ``content`` is kept as its raw JSON: only a short one is read.
     # A literal comes back as the one string object, with its hash kept; a
     # role outside them is not typed (the general code says APX104).
+    # gc=False: a line's fields (strings, a list of ids, raw bytes) can hold no
+    # cycle, so the collector need not track the two million lines of a file.
     role: Literal["user", "assistant", "tool", "system", "developer", "function"]
     tool_calls: list[_Call] | None = None
     tool_call_id: str | None = None
