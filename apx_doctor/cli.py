@@ -147,8 +147,24 @@ OUTPUT_FORMAT = typer.Option(
     "Default: output-format in the configuration, else github under GitHub Actions, else text.",
     show_default=False,
 )
+
+
+def _text_marker(value: str | None) -> str | None:
+    # A shell passes bytes that are not UTF-8 as lone surrogates: no record can be written with them.
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            _usage_error("--marker: the text is not valid UTF-8")
+    return value
+
+
 MARKER = typer.Option(
-    None, "--marker", help="The text of the not-run record. [default: not run: the turn was interrupted]", show_default=False
+    None,
+    "--marker",
+    help="The text of the not-run record. [default: not run: the turn was interrupted]",
+    show_default=False,
+    callback=_text_marker,
 )
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Name each file as it is done; show a traceback on internal errors.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print findings only, no summary.")

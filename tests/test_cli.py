@@ -166,6 +166,16 @@ def test_output_file_and_marker(broken: Path, tmp_path: Path) -> None:
     assert broken.read_bytes() == BROKEN
 
 
+@pytest.mark.parametrize("command", ["check", "fix", "show"])
+def test_a_marker_that_is_not_utf8_is_a_usage_error(command: str, broken: Path) -> None:
+    # A shell hands bytes that are not UTF-8 to Python as lone surrogates.
+    result = invoke(command, "--marker", "lost \udcff", str(broken))
+    assert result.exit_code == 2
+    assert "--marker: the text is not valid UTF-8" in result.output
+    assert "Traceback" not in result.output
+    assert broken.read_bytes() == BROKEN
+
+
 @pytest.mark.parametrize(
     "args",
     [

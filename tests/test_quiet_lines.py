@@ -260,3 +260,10 @@ def test_a_quiet_stretch_is_not_classified(repair: bool, monkeypatch) -> None:
     if repair:
         cut = data.rindex(b"\n") + 1
         assert out == data[:cut] + _result("z", DEFAULT_MARKER) + data[cut:]
+
+
+def test_a_marker_with_a_lone_surrogate_matches_no_line() -> None:
+    # From the library (the CLI refuses it): no valid line holds such text, so no result is the marker.
+    data = _HEAD + _call("a") + _result("a", "x") + _call("b") + _result("b", "aborted") + _CUT
+    findings = _same_both_ways(data, head=1, marker="x\udcff")[0]
+    assert [f["code"] for f in findings] == ["APX006", "APX001"]  # the placeholder, the cut call

@@ -69,7 +69,9 @@ class ChatQuietLines:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.result_for = adapter.result_for
         marker = adapter.marker
-        self.special = frozenset(text.encode() for text in (*PLACEHOLDER_TEXTS, marker))
+        # surrogatepass: a marker with a lone surrogate (from the library) matches no line,
+        # and its bytes, invalid UTF-8, are in no chunk that is typed.
+        self.special = frozenset(text.encode("utf-8", "surrogatepass") for text in (*PLACEHOLDER_TEXTS, marker))
         # Their lengths: a string of another length is none of them, and is not hashed.
         self.special_lengths = frozenset(map(len, self.special))
         # A JSON string of n bytes holds at least (n - 2) / 12 characters (a
