@@ -16,7 +16,8 @@ import msgspec
 import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from .base import PLACEHOLDER_TEXTS, FormatAdapter
+from ._quiet_results import PlainStrings
+from .base import FormatAdapter
 
 
 class _Call(msgspec.Struct, gc=False):
@@ -43,42 +44,15 @@ class _Line(msgspec.Struct, gc=False):
 _QUIET_ROLES = frozenset({"user", "system", "developer", "function"})
 
 
-# The short escapes of JSON, and the character each stands for.
-_ESCAPES = {b"n": "\n", b"t": "\t", b"r": "\r", b'"': '"', b"\\": "\\", b"/": "/", b"b": "\b", b"f": "\f"}
-
-
-def _telling_escapes(texts: set[str]) -> tuple[bytes, ...]:
-    """Escapes whose presence proves a JSON string is none of ``texts``.
-
-    In a valid JSON string (msgspec checked the line) a backslash byte starts
-    an escape or is the second byte of ``\\\\``. So the two bytes ``\\n``
-    mean its text holds a newline or a backslash: if none of ``texts`` holds
-    either, the string is none of them. Tool output is full of such escapes,
-    and this saves parsing a short result to compare it.
-    """
-    chars = set("".join(texts))
-    if "\\" in chars:
-        return ()
-    return tuple(b"\\" + letter for letter, char in _ESCAPES.items() if char not in chars)
-
-
 class ChatQuietLines:
     """``quiet.QuietLines`` for chat lines."""
 
     def __init__(self, adapter: FormatAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.result_for = adapter.result_for
-        marker = adapter.marker
-        # surrogatepass: a marker with a lone surrogate (from the library) matches no line,
-        # and its bytes, invalid UTF-8, are in no chunk that is typed.
-        self.special = frozenset(text.encode("utf-8", "surrogatepass") for text in (*PLACEHOLDER_TEXTS, marker))
-        # Their lengths: a string of another length is none of them, and is not hashed.
-        self.special_lengths = frozenset(map(len, self.special))
-        # A JSON string of n bytes holds at least (n - 2) / 12 characters (a
-        # surrogate pair escaped is 12 bytes): longer, it is neither the marker
-        # nor a placeholder.
-        self.plain_above = 12 * max(map(len, (*PLACEHOLDER_TEXTS, marker))) + 2
-        self.telling = _telling_escapes({*PLACEHOLDER_TEXTS, marker})
+        self.strings = PlainStrings(adapter.marker)
+        # Asked here first: a long result (the common case) costs no call.
+        self.plain_above = self.strings.plain_above
 
     def text_bytes(self, line: _Line) -> int:
         content = line.content
@@ -115,16 +89,8 @@ class ChatQuietLines:
     def plain(self, content: msgspec.Raw) -> bool:
         """The result's content is certainly neither the marker nor a placeholder."""
         view = memoryview(content)
-        if view[0] == 0x22:  # a string
-            if len(view) > self.plain_above:
-                return True
-            raw = view.tobytes()
-            if b"\\" not in raw:
-                # No escape: the bytes are the text (the chunk was checked as UTF-8).
-                return len(raw) - 2 not in self.special_lengths or raw[1:-1] not in self.special
-            for escape in self.telling:
-                if escape in raw:
-                    return True
+        if view[0] == 0x22 and (len(view) > self.plain_above or self.strings.proven(view)):  # a string
+            return True
         try:
             value: Any = orjson.loads(view)
         except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
