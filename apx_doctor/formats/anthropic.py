@@ -30,10 +30,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import Entry, PendingCall, ToolCall, ToolResult
 from .base import DEFAULT_MARKER, DROP, Amend, Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 _ROLES = frozenset({"user", "assistant", "system"})
 # Block types only the Messages API has: one of them settles detection.
@@ -96,6 +99,11 @@ class AnthropicAdapter(FormatAdapter):
             entry = _BOUNDARY
         self._last_role = role
         return entry
+
+    def quiet_lines(self) -> QuietLines:
+        from ._anthropic_quiet import AnthropicQuietLines
+
+        return AnthropicQuietLines(self)
 
     def _user(self, obj: dict[str, Any], content: str | list[Any]) -> Entry:
         if isinstance(content, str):
