@@ -209,8 +209,21 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
     "a result, text, a result": (_user_blocks(_R1, _TEXT, _R2), "APX007"),
     "a long result": (_result("c1", "é" * 500), {"quiet": "APX002", "mid-step": None}),
     "a long result of blocks": (_result("c1", [{"type": "text", "text": "é" * 500}]), {"quiet": "APX002", "mid-step": None}),
+    "the marker as a text block of a long result": (
+        _result("c1", [{"type": "text", "text": DEFAULT_MARKER, "citations": ["é" * 500]}]),
+        {"quiet": "APX002", "mid-step": None},
+    ),
+    "a placeholder as a text block of a long result": (
+        _result("c1", [{"type": "text", "text": "aborted", "cache_control": {"type": "ephemeral", "x": "é" * 500}}]),
+        {"quiet": "APX002", "mid-step": "APX006", "continued": "APX006"},
+    ),
     "a call id given twice": (_line({"role": "assistant", "content": [_use("d"), _use("d")]}), "APX005"),
-    "a call id of a waiting call": (_line({"role": "assistant", "content": [_use("c1")]}), None),
+    "a call id of a waiting call": (_line({"role": "assistant", "content": [_use("c1")]}), {"continued": "APX005"}),
+    "a call id of a waiting call, after a new one": (
+        _line({"role": "assistant", "content": [_use("c3"), _use("c2")]}),
+        {"continued": "APX005"},
+    ),
+    "two new calls": (_line({"role": "assistant", "content": [_use("c3"), _use("c4")]}), None),
     "a call without an id": (b'{"role":"assistant","content":[{"type":"tool_use","name":"a","input":{}}]}\n', None),
     "a call id null": (b'{"role":"assistant","content":[{"type":"tool_use","id":null,"name":"a"}]}\n', None),
     "a call id that is no string": (b'{"role":"assistant","content":[{"type":"tool_use","id":7,"name":"a"}]}\n', None),
@@ -232,15 +245,22 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
 }
 
 
+# Where an odd line is placed, and its line number.
+_AT = {"quiet": 1, "mid-step": 3, "continued": 2}
+
+
 def _placed(odd: bytes, where: str) -> bytes:
     if where == "quiet":
         return _HEAD + odd + _CUT
+    if where == "continued":
+        # Right after calls c1 and c2 (an assistant message continues the reply), then their results.
+        return _HEAD + _call("c1", "c2") + odd + _result("c2") + _result("c1") + _CUT
     # Inside a step: calls c1 and c2, the result for c2, the odd line, the result for c1.
     return _HEAD + _call("c1", "c2") + _result("c2") + odd + _result("c1") + _CUT
 
 
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
-@pytest.mark.parametrize("where", ["quiet", "mid-step"])
+@pytest.mark.parametrize("where", list(_AT))
 @pytest.mark.parametrize("name", list(ODD_LINES))
 def test_an_odd_line_past_the_head_is_reported_as_reading_it_whole_does(name: str, where: str, repair: bool) -> None:
     odd, code = ODD_LINES[name]
@@ -250,8 +270,8 @@ def test_an_odd_line_past_the_head_is_reported_as_reading_it_whole_does(name: st
         assert repair and said[1] == "SelfCheckError" or said[1] == "InputError"
         return
     findings = said[0]
-    at = _HEAD.count(b"\n") + (1 if where == "quiet" else 3)
-    code = code[where] if isinstance(code, dict) else code
+    at = _HEAD.count(b"\n") + _AT[where]
+    code = code.get(where) if isinstance(code, dict) else code
     if code is not None:
         assert code in {f["code"] for f in findings if f["line"] == at}
     # The history cut at its end is still found, whatever came before.
@@ -374,7 +394,8 @@ def test_the_adapters_last_role_is_kept_for_every_line_read_whole(monkeypatch) -
         ]
         for kind in range(3):
             k = f"{n}-{kind}"
-            data += _call(f"k{k}") + _result(f"k{k}") + tail
+            # A reply before the step: the role the adapter holds when the step ends must be the result's.
+            data += _reply(f"pre {k}") + _call(f"k{k}") + _result(f"k{k}") + tail
             if kind == 0:  # a reply continued with a call id already waiting (APX005)
                 data += _call(f"x{k}") + _line({"role": "assistant", "content": [{"type": "text", "text": k}, _use(f"x{k}")]})
             elif kind == 1:  # a stray result
