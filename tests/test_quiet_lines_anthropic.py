@@ -105,6 +105,10 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
         b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"r"}],"content":"x"}\n',
         None,
     ),
+    "content given twice, the last with an escaped key": (
+        b'{"role":"user","content":"x","cont\\u0065nt":[{"type":"tool_result","tool_use_id":"c1","content":"r"}]}\n',
+        {"quiet": "APX002", "mid-step": None},
+    ),
     "a block type given twice": (
         _user_blocks(b'{"type":"text","type":"tool_result","tool_use_id":"c1","content":"r"}'),
         {"quiet": "APX002", "mid-step": None},
