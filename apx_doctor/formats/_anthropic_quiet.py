@@ -37,6 +37,7 @@ import msgspec
 import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
+from ._quiet_results import PlainStrings
 from .base import PLACEHOLDER_TEXTS
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 _NULL = msgspec.Raw(b"null")
 
 
-class _Block(msgspec.Struct):
+class _Block(msgspec.Struct, gc=False):
     # Required and a string: a block that is no object, or has no string type,
     # is not typed, and the line goes the general way. Unknown keys (text,
     # input, ...) are skipped; of a key given twice the last counts, as in
@@ -58,7 +59,7 @@ class _Block(msgspec.Struct):
     content: msgspec.Raw = _NULL
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     # A literal comes back as the one string object; a role outside them is
     # not typed (the general code says APX104), nor is content that is neither
     # a string nor a list, nor a missing one.
@@ -104,14 +105,7 @@ class AnthropicQuietLines:
 
 def _taker(adapter: AnthropicAdapter, plain: Callable[[bytes | memoryview], bool]) -> Callable[[_Line, Step], int]:
     """``QuietLines.take`` for ``adapter``: a closure, as this runs for each line."""
-    marker = adapter.marker
-    special = frozenset(text.encode() for text in (*PLACEHOLDER_TEXTS, marker))
-    # Their lengths: a string of another length is none of them, and is not hashed.
-    special_lengths = frozenset(map(len, special))
-    # A JSON string of n bytes holds at least (n - 2) / 12 characters (a
-    # surrogate pair escaped is 12 bytes): longer, it is neither the marker
-    # nor a placeholder.
-    plain_above = 12 * max(map(len, (*PLACEHOLDER_TEXTS, marker))) + 2
+    strings = PlainStrings(adapter.marker)
     # Under --target bedrock a message of results alone is a boundary (the
     # quiet loop is not used there; kept exact all the same).
     alternating = adapter.alternating
@@ -167,18 +161,9 @@ def _taker(adapter: AnthropicAdapter, plain: Callable[[bytes | memoryview], bool
                 call_id = block.tool_use_id
                 if call_id is None or call_id not in waiting:
                     return DEVIATES  # stray, duplicate or late: the engine's to report
-                raw = block.content
-                if len(raw) > plain_above:
-                    if view(raw)[0] != 0x22 and not plain(view(raw)):
-                        return DEVIATES
-                else:
-                    data = bytes(raw)
-                    if data[0] != 0x22 or 0x5C in data:  # not a string, or escaped: read it
-                        if not plain(data):
-                            return DEVIATES
-                    # No escape: the bytes are the text (the chunk was checked as UTF-8).
-                    elif len(data) - 2 in special_lengths and data[1:-1] in special:
-                        return DEVIATES
+                raw = view(block.content)
+                if not (raw[0] == 0x22 and strings.proven(raw)) and not plain(raw):
+                    return DEVIATES
                 waiting.remove(call_id)
                 answered.append(call_id)
             if not waiting:
