@@ -23,10 +23,13 @@ that ends the turn; the reasoning item is left as it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import Detection, FormatAdapter, Insertion, Shape, detect_by_line, str_or_none
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 # Call types answered by the client, and whether an honest not-run output exists.
 # A shell_call_output needs an exit outcome, an apply_patch_call_output a
@@ -113,6 +116,11 @@ class ResponsesAdapter(FormatAdapter):
             # A compaction replaces the history before it: nothing can answer across it.
             return _BOUNDARY
         return PASS_OVER
+
+    def quiet_lines(self) -> QuietLines:
+        from ._responses_quiet import ResponsesQuietLines
+
+        return ResponsesQuietLines(self)
 
     def _output(self, obj: dict[str, Any], kind: str) -> Entry:
         call_id = obj.get("call_id")
