@@ -318,7 +318,7 @@ class _Output(msgspec.Struct):
 
 
 _OUTPUTS = st.one_of(
-    st.sampled_from([DEFAULT_MARKER, "custom marker", *PLACEHOLDER_TEXTS, "", "ok", "é" * 200]),
+    st.sampled_from([DEFAULT_MARKER, "custom marker", *PLACEHOLDER_TEXTS, "", "ok", "é" * 200, "two\nlines", "a \\n b", "\\"]),
     st.text(max_size=40),
     st.lists(
         st.fixed_dictionaries(
@@ -335,7 +335,11 @@ _OUTPUTS = st.one_of(
 
 
 @settings(max_examples=500, deadline=None)
-@given(output=_OUTPUTS, escaped=st.booleans(), marker=st.sampled_from([DEFAULT_MARKER, "custom marker", 'a "quoted" \\ marker']))
+@given(
+    output=_OUTPUTS,
+    escaped=st.booleans(),
+    marker=st.sampled_from([DEFAULT_MARKER, "custom marker", 'a "quoted" \\ marker', "two\nlines", "a \\n b"]),
+)
 def test_an_output_is_plain_exactly_when_it_is_neither_the_marker_nor_a_placeholder(output, escaped: bool, marker: str) -> None:
     text = json.dumps(output, ensure_ascii=escaped)
     raw = msgspec.json.decode(f'{{"output": {text}}}', type=_Output).output
@@ -382,3 +386,17 @@ def test_a_quiet_stretch_is_not_classified(repair: bool, monkeypatch) -> None:
     if repair:
         lost, cut = data.index(_call("lost")) + len(_call("lost")), data.rindex(b"\n") + 1
         assert out == data[:lost] + _output("lost", DEFAULT_MARKER) + data[lost:cut] + _output("z", DEFAULT_MARKER) + data[cut:]
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+@pytest.mark.parametrize("where", PLACES)
+@pytest.mark.parametrize("marker", ["two\nlines", "back\\nslash", "not run\n"])
+def test_a_custom_marker_with_an_escape_is_still_told(marker: str, where: str, repair: bool) -> None:
+    # An escaped line feed proves an output plain only where the marker holds none.
+    odd = _output("c1", marker)
+    said = _same_both_ways(_placed(odd, where), head=64, repair=repair, marker=marker)
+    if where == "quiet":
+        assert ("APX002", _odd_at(where)) in {(f["code"], f["line"]) for f in said[0]}
+    else:  # the marker closes c1 as interrupted: its later output is late
+        late = _odd_at(where) + (2 if where == "mid-step" else 3)
+        assert ("APX004", late) in {(f["code"], f["line"]) for f in said[0]}

@@ -43,7 +43,7 @@ from .responses import _CALLS, _COMPACTION, _OUTPUTS, _TOOL_SEARCH_CALL, _TOOL_S
 _TOOL_SEARCH = frozenset({_TOOL_SEARCH_CALL, _TOOL_SEARCH_OUTPUT})
 
 
-class _Item(msgspec.Struct):
+class _Item(msgspec.Struct, gc=False):
     # Unknown keys are skipped; of a key given twice the last counts, as in
     # orjson's dict. A field of another JSON type than the one typed here is
     # not typed: the line goes the general way, which says what it is.
@@ -71,6 +71,10 @@ class ResponsesQuietLines:
         # surrogate pair escaped is 12 bytes): longer, it is neither the marker
         # nor a placeholder.
         self.plain_above = 12 * max(map(len, (*PLACEHOLDER_TEXTS, marker))) + 2
+        # A backslash and an ``n`` in a JSON string stand for a line feed, or
+        # end an escaped backslash: where none of those texts holds either, a
+        # short output with one (a tool's lines, most often) is plain unread.
+        self.newline_plain = not any("\n" in text or "\\" in text for text in (*PLACEHOLDER_TEXTS, marker))
 
     def text_bytes(self, line: _Item) -> int:
         output = line.output
@@ -129,6 +133,8 @@ class ResponsesQuietLines:
             if b"\\" not in raw:
                 # No escape: the bytes are the text (the chunk was checked as UTF-8).
                 return len(raw) - 2 not in self.special_lengths or raw[1:-1] not in self.special
+            if self.newline_plain and b"\\n" in raw:
+                return True
         try:
             value: Any = orjson.loads(view)
         except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
