@@ -153,6 +153,10 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
         _output("c1", [{"type": "output_text", "text": DEFAULT_MARKER}]),
         {"quiet": "APX002", "mid-step": None, "between calls": None},
     ),
+    "the marker in a long part": (
+        _output("c1", [{"type": "input_text", "text": DEFAULT_MARKER, "annotations": ["x" * 600]}]),
+        {"quiet": "APX002", "mid-step": None, "between calls": None},
+    ),
     "the marker beside another part": (
         _output("c1", [{"type": "input_text", "text": DEFAULT_MARKER}, {"type": "input_text", "text": "x"}]),
         {"quiet": "APX002", "mid-step": None, "between calls": None},
