@@ -64,7 +64,9 @@ class ResponsesQuietLines:
         self.decode = msgspec.json.Decoder(_Item).decode
         self.result_for = adapter.result_for
         marker = adapter.marker
-        self.special = frozenset(text.encode() for text in (*PLACEHOLDER_TEXTS, marker))
+        # (A marker given with a lone surrogate, from undecodable argv bytes, is
+        # written escaped: its bytes here match no line of a UTF-8 chunk.)
+        self.special = frozenset(text.encode("utf-8", "surrogatepass") for text in (*PLACEHOLDER_TEXTS, marker))
         # Their lengths: a string of another length is none of them, and is not hashed.
         self.special_lengths = frozenset(map(len, self.special))
         # A JSON string of n bytes holds at least (n - 2) / 12 characters (a
