@@ -36,7 +36,8 @@ import msgspec
 import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from .base import PLACEHOLDER_TEXTS, FormatAdapter
+from ._quiet_results import PlainStrings
+from .base import FormatAdapter
 from .responses import _CALLS, _COMPACTION, _OUTPUTS, _TOOL_SEARCH_CALL, _TOOL_SEARCH_OUTPUT
 
 # A call or an output, or passed over, as its ``execution`` says (not typed here): read whole.
@@ -63,20 +64,9 @@ class ResponsesQuietLines:
     def __init__(self, adapter: FormatAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Item).decode
         self.result_for = adapter.result_for
-        marker = adapter.marker
-        # (A marker given with a lone surrogate, from undecodable argv bytes, is
-        # written escaped: its bytes here match no line of a UTF-8 chunk.)
-        self.special = frozenset(text.encode("utf-8", "surrogatepass") for text in (*PLACEHOLDER_TEXTS, marker))
-        # Their lengths: a string of another length is none of them, and is not hashed.
-        self.special_lengths = frozenset(map(len, self.special))
-        # A JSON string of n bytes holds at least (n - 2) / 12 characters (a
-        # surrogate pair escaped is 12 bytes): longer, it is neither the marker
-        # nor a placeholder.
-        self.plain_above = 12 * max(map(len, (*PLACEHOLDER_TEXTS, marker))) + 2
-        # A backslash and an ``n`` in a JSON string stand for a line feed, or
-        # end an escaped backslash: where none of those texts holds either, a
-        # short output with one (a tool's lines, most often) is plain unread.
-        self.newline_plain = not any("\n" in text or "\\" in text for text in (*PLACEHOLDER_TEXTS, marker))
+        self.strings = PlainStrings(adapter.marker)
+        # Asked here first: a long result (the common case) costs no call.
+        self.plain_above = self.strings.plain_above
 
     def text_bytes(self, line: _Item) -> int:
         output = line.output
@@ -132,15 +122,8 @@ class ResponsesQuietLines:
     def plain(self, output: msgspec.Raw) -> bool:
         """The output is certainly neither the marker nor a placeholder."""
         view = memoryview(output)
-        if view[0] == 0x22:  # a string
-            if len(view) > self.plain_above:
-                return True
-            raw = view.tobytes()
-            if b"\\" not in raw:
-                # No escape: the bytes are the text (the chunk was checked as UTF-8).
-                return len(raw) - 2 not in self.special_lengths or raw[1:-1] not in self.special
-            if self.newline_plain and b"\\n" in raw:
-                return True
+        if view[0] == 0x22 and self.strings.proven(view):  # a string
+            return True
         try:
             value: Any = orjson.loads(view)
         except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
