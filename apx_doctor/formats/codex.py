@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall, ToolResult
 from .base import Detection, FormatAdapter, Insertion, str_or_none
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
@@ -133,6 +136,12 @@ class CodexAdapter(FormatAdapter):
             call = ToolCall(call_id, name if isinstance(name, str) else None, payload.get("arguments"), True, item_type)
             return Entry(False, False, (), (call,))
         return self._item(payload)
+
+    def quiet_lines(self) -> QuietLines:
+        # Imported here: a check no longer than the head never loads msgspec.
+        from ._codex_quiet import CodexQuietLines
+
+        return CodexQuietLines(self)
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         if self._stamps:
