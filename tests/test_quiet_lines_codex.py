@@ -87,7 +87,7 @@ def _numbered(data: bytes) -> bytes:
 
 
 _T = '"timestamp":"2025-12-05T11:59:00.000Z"'
-_EVENT = '{' + _T + ',"type":"event_msg","payload":{"type":"x",%s}}\n'
+_EVENT = "{" + _T + ',"type":"event_msg","payload":{"type":"x",%s}}\n'
 
 
 def _ev(field: str) -> bytes:
@@ -129,7 +129,6 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
             '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"'
             + "y" * 5000
             + '","x":'
-            + "{" * 0
             + "[" * 1100
             + "]" * 1100
             + "}}"
@@ -154,7 +153,9 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
     "an item type that is no string": (_raw('{"type":"response_item","payload":{"type":7,"call_id":"c1"}}'), None),
     "a user message": (_raw('{"type":"response_item","payload":{"type":"message","role":"user","content":"more"}}'), None),
     "an injected user message": (
-        _raw('{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}'
+        ),
         None,
     ),
     "a prompt event": (_raw('{"type":"event_msg","payload":{"type":"user_message","message":"hi"}}'), None),
@@ -171,7 +172,9 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
         None,
     ),
     "a payload given twice": (
-        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"r"},"payload":{"type":"reasoning"}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"r"},"payload":{"type":"reasoning"}}'
+        ),
         None,
     ),
     "an item type given twice, the last a user message": (
@@ -187,26 +190,54 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
     "a call id that is no string": (_raw('{"type":"response_item","payload":{"type":"function_call","call_id":7}}'), None),
     "a call id already waiting": (_raw('{"type":"response_item","payload":{"type":"function_call","call_id":"c1"}}'), None),
     "a call id answered before": (_raw('{"type":"response_item","payload":{"type":"function_call","call_id":"h3"}}'), None),
-    "a custom tool call": (_raw('{"type":"response_item","payload":{"type":"custom_tool_call","call_id":"k","input":"x"}}'), None),
-    "a local shell call": (_raw('{"type":"response_item","payload":{"type":"local_shell_call","call_id":"k","action":{}}}'), None),
+    "a custom tool call": (
+        _raw('{"type":"response_item","payload":{"type":"custom_tool_call","call_id":"k","input":"x"}}'),
+        None,
+    ),
+    "a local shell call": (
+        _raw('{"type":"response_item","payload":{"type":"local_shell_call","call_id":"k","action":{}}}'),
+        None,
+    ),
     "a local shell call with only an id": (_raw('{"type":"response_item","payload":{"type":"local_shell_call","id":"k"}}'), None),
     "a client tool search call": (_raw('{"type":"response_item","payload":{"type":"tool_search_call","call_id":"k"}}'), None),
-    "a tool search output": (_raw('{"type":"response_item","payload":{"type":"tool_search_output","call_id":"c1","output":[]}}'), None),
+    "a tool search output": (
+        _raw('{"type":"response_item","payload":{"type":"tool_search_output","call_id":"c1","output":[]}}'),
+        None,
+    ),
     "a custom tool call output": (
         _raw('{"type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c1","output":"done"}}'),
         {"quiet": "APX002", "mid-step": None},
     ),
-    "an output id that is no string": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":1,"output":"x"}}'), "APX002"),
-    "an output without an id": (_raw('{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}'), "APX002"),
-    "an orphan output": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"ghost","output":"x"}}'), "APX002"),
-    "a duplicate output": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"h3","output":"x"}}'), "APX003"),
-    "a late output": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"lost","output":"x"}}'), "APX004"),
+    "an output id that is no string": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":1,"output":"x"}}'),
+        "APX002",
+    ),
+    "an output without an id": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}'),
+        "APX002",
+    ),
+    "an orphan output": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"ghost","output":"x"}}'),
+        "APX002",
+    ),
+    "a duplicate output": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"h3","output":"x"}}'),
+        "APX003",
+    ),
+    "a late output": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"lost","output":"x"}}'),
+        "APX004",
+    ),
     "the marker as an output": (
-        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"' + DEFAULT_MARKER + '"}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"' + DEFAULT_MARKER + '"}}'
+        ),
         {"quiet": "APX002", "mid-step": None},
     ),
     "the marker, escaped": (
-        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"not run\\u003a the turn was interrupted"}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"not run\\u003a the turn was interrupted"}}'
+        ),
         {"quiet": "APX002", "mid-step": None},
     ),
     "a placeholder output": (
@@ -218,7 +249,9 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
         {"quiet": "APX002", "mid-step": None},
     ),
     "an output dict": (
-        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":{"content":"ok","success":true}}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":{"content":"ok","success":true}}}'
+        ),
         {"quiet": "APX002", "mid-step": None},
     ),
     "an output dict holding a placeholder": (
@@ -226,18 +259,29 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
         {"quiet": "APX002", "mid-step": "APX006"},
     ),
     "an output list": (
-        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"aborted"}]}}'),
+        _raw(
+            '{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"aborted"}]}}'
+        ),
         {"quiet": "APX002", "mid-step": "APX006"},
     ),
-    "an output that is null": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":null}}'), None),
+    "an output that is null": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":null}}'),
+        None,
+    ),
     "an output that is absent": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1"}}'), None),
-    "an output that is a number": (_raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":3}}'), None),
+    "an output that is a number": (
+        _raw('{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":3}}'),
+        None,
+    ),
     "a timestamp that is no string": (_raw('{"timestamp":1700000000,"type":"event_msg","payload":{}}'), None),
     "a timestamp that is null": (_raw('{"timestamp":null,"type":"event_msg","payload":{}}'), None),
     "a timestamp that is not ISO": (_raw('{"timestamp":"yesterday","type":"event_msg","payload":{}}'), None),
     "a timestamp with no zone": (_raw('{"timestamp":"2031-01-01T00:00:00","type":"event_msg","payload":{}}'), None),
     "the latest timestamp": (_raw('{"timestamp":"2030-01-01T00:00:00.000Z","type":"event_msg","payload":{}}'), None),
-    "the latest timestamp, in another zone": (_raw('{"timestamp":"2030-01-01T02:00:00+02:00","type":"event_msg","payload":{}}'), None),
+    "the latest timestamp, in another zone": (
+        _raw('{"timestamp":"2030-01-01T02:00:00+02:00","type":"event_msg","payload":{}}'),
+        None,
+    ),
     "the latest timestamp on a call": (
         _raw('{"timestamp":"2030-01-01T00:00:00.000Z","type":"response_item","payload":{"type":"function_call","call_id":"k"}}'),
         None,
@@ -323,7 +367,20 @@ def _with_odd_lines(draw) -> bytes:
     if lines and draw(st.booleans()):
         # A long output, longer than any marker: taken without being read.
         at = draw(st.integers(0, len(lines)))
-        lines.insert(at, orjson.dumps({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "call_0_0_0", "output": "é" * draw(st.integers(100, 400))}}) + newline)
+        lines.insert(
+            at,
+            orjson.dumps(
+                {
+                    "type": "response_item",
+                    "payload": {
+                        "type": "function_call_output",
+                        "call_id": "call_0_0_0",
+                        "output": "é" * draw(st.integers(100, 400)),
+                    },
+                }
+            )
+            + newline,
+        )
     data = bytearray(b"".join(lines))
     for _ in range(draw(st.integers(0, 2))):
         if data:

@@ -33,6 +33,10 @@ code on a deviation update them a second time, which changes nothing it reads:
   but ``_prior`` is read only by a not-run record placed before a line, after
   that line's ``classify`` has set it from ``_ordinal``; and no held line,
   read again, makes a step (each gives the engine nothing to do).
+
+A repair's self-check has an adapter of its own, which the lines taken do not
+update: it writes no record (a self-check that would close a call stops the
+run), so nothing reads that state.
 """
 
 from __future__ import annotations
@@ -75,12 +79,10 @@ class _Line(msgspec.Struct, gc=False):
     ordinal: _Ordinal | None = None
 
 
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-
-
 class CodexQuietLines:
     """``quiet.QuietLines`` for Codex rollout lines."""
+
+    __slots__ = ("adapter", "batch", "decode", "plain_above", "result_for", "strings")
 
     def __init__(self, adapter: CodexAdapter) -> None:
         from .codex import _STAMP_BATCH
@@ -97,23 +99,20 @@ class CodexQuietLines:
         return len(output) if output and memoryview(output)[0] == 0x22 else 0
 
     def take(self, line: _Line, step: Step) -> int:
+        # Item types are compared, not looked up in a set: each is a new string,
+        # and hashing it costs more than the comparisons, commonest first.
         waiting = step.waiting
-        kind = line.type
-        if kind == "response_item":
+        if line.type == "response_item":
             payload = line.payload
             item = payload.type
-            if item in _OUTPUTS:
-                call_id = payload.call_id
-                if waiting is None or call_id not in waiting or not self.plain(payload.output):
-                    return DEVIATES  # a stray output (the engine reports it), or one that may not be plain
-                waiting.remove(call_id)
-                step.answered.append(call_id)
-                if waiting:
-                    said = HELD
+            if item == "message":
+                if payload.role == "user":
+                    if waiting is not None:
+                        return DEVIATES  # a boundary closes the waiting calls: the engine's work
+                    said = QUIET
                 else:
-                    step.waiting = None
-                    said = ENDS
-            elif item in _CALLS:
+                    said = QUIET if waiting is None else HELD
+            elif item == "function_call" or item == "custom_tool_call" or item == "local_shell_call":
                 call_id = payload.call_id
                 if call_id is None:  # a call without an id: passed over
                     said = QUIET if waiting is None else HELD
@@ -127,18 +126,26 @@ class CodexQuietLines:
                     # Pending calls wait for a boundary: a later call line joins them.
                     waiting.add(call_id)
                     said = HELD
-            elif item == "message":
-                if payload.role == "user":
-                    if waiting is not None:
-                        return DEVIATES  # a boundary closes the waiting calls: the engine's work
-                    said = QUIET
+            elif item == "function_call_output" or item == "custom_tool_call_output":
+                call_id = payload.call_id
+                if waiting is None or call_id not in waiting:
+                    return DEVIATES  # a stray output: the engine reports it
+                # ``plain``, with its common case (a long string) inlined.
+                view = memoryview(payload.output)
+                if not view or view[0] != 0x22 or len(view) <= self.plain_above and not self.plain(view):
+                    return DEVIATES  # not a string, or one that may be the marker or a placeholder
+                waiting.remove(call_id)
+                step.answered.append(call_id)
+                if waiting:
+                    said = HELD
                 else:
-                    said = QUIET if waiting is None else HELD
+                    step.waiting = None
+                    said = ENDS
             elif item == "reasoning":
                 said = QUIET if waiting is None else HELD
             else:
                 return DEVIATES
-        elif kind == "compacted":
+        elif line.type == "compacted":
             if waiting is not None:
                 return DEVIATES
             said = QUIET
@@ -155,11 +162,10 @@ class CodexQuietLines:
                 adapter._weigh_stamps()
         return said
 
-    def plain(self, output: msgspec.Raw) -> bool:
-        """The output is a JSON string, certainly neither the marker nor a placeholder."""
-        view = memoryview(output)
-        if not view or view[0] != 0x22:
-            return False  # absent, or a value of another type: the general way reads it
+    def plain(self, view: memoryview) -> bool:
+        """The output, a JSON string, is certainly neither the marker nor a placeholder."""
+        if view[0] != 0x22:
+            return False  # a value of another type: the general way reads it
         if len(view) > self.plain_above or self.strings.proven(view):
             return True
         try:
