@@ -31,14 +31,12 @@ again after a deviation, starts from the role of the line before them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
-import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from ._quiet_results import PlainStrings
-from .base import PLACEHOLDER_TEXTS
+from ._quiet_results import PlainStrings, read_plain
 
 if TYPE_CHECKING:
     from .anthropic import AnthropicAdapter
@@ -73,9 +71,6 @@ class AnthropicQuietLines:
     def __init__(self, adapter: AnthropicAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.result_for = adapter.result_for
-        marker = adapter.marker
-        # A result's text that only the engine may judge: the marker and the placeholders.
-        self.special_texts = frozenset((*PLACEHOLDER_TEXTS, marker))
         self.take = _taker(adapter, self.plain)
 
     def text_bytes(self, line: _Line) -> int:
@@ -92,15 +87,7 @@ class AnthropicQuietLines:
 
     def plain(self, content: bytes | memoryview) -> bool:
         """The result's content (raw JSON) is certainly neither the marker nor a placeholder."""
-        try:
-            value: Any = orjson.loads(content)
-        except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
-            return False
-        if type(value) is str:
-            # ``result_for``'s two tests: the marker, or a placeholder.
-            return value not in self.special_texts
-        result = self.result_for(None, value)
-        return not (result.not_run or result.placeholder)
+        return read_plain(content, self.result_for)
 
 
 def _taker(adapter: AnthropicAdapter, plain: Callable[[bytes | memoryview], bool]) -> Callable[[_Line, Step], int]:

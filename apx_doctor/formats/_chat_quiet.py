@@ -10,13 +10,12 @@ placeholder, before anything else but a legacy ``function`` line.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
-import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from ._quiet_results import PlainStrings
+from ._quiet_results import PlainResults
 from .base import FormatAdapter
 
 
@@ -49,10 +48,10 @@ class ChatQuietLines:
 
     def __init__(self, adapter: FormatAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
-        self.result_for = adapter.result_for
-        self.strings = PlainStrings(adapter.marker)
+        results = PlainResults(adapter)
+        self.plain = results.plain
         # Asked here first: a long result (the common case) costs no call.
-        self.plain_above = self.strings.plain_above
+        self.plain_above = results.plain_above
 
     def text_bytes(self, line: _Line) -> int:
         content = line.content
@@ -85,15 +84,3 @@ class ChatQuietLines:
             return ENDS
         # Any boundary closes the waiting calls: the engine's work.
         return HELD if role == "function" else DEVIATES
-
-    def plain(self, content: msgspec.Raw) -> bool:
-        """The result's content is certainly neither the marker nor a placeholder."""
-        view = memoryview(content)
-        if view[0] == 0x22 and (len(view) > self.plain_above or self.strings.proven(view)):  # a string
-            return True
-        try:
-            value: Any = orjson.loads(view)
-        except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
-            return False
-        result = self.result_for(None, value)
-        return not (result.not_run or result.placeholder)

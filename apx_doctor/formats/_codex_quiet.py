@@ -41,13 +41,12 @@ run), so nothing reads that state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
-import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from ._quiet_results import PlainStrings
+from ._quiet_results import PlainStrings, read_plain
 
 if TYPE_CHECKING:
     from .codex import CodexAdapter
@@ -168,9 +167,4 @@ class CodexQuietLines:
             return False  # a value of another type: the general way reads it
         if len(view) > self.plain_above or self.strings.proven(view):
             return True
-        try:
-            value: Any = orjson.loads(view)
-        except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
-            return False
-        result = self.result_for(None, value)
-        return not (result.not_run or result.placeholder)
+        return read_plain(view, self.result_for)

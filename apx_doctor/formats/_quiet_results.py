@@ -9,7 +9,13 @@ parsed and compared.
 
 from __future__ import annotations
 
-from .base import PLACEHOLDER_TEXTS
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ..engine import ToolResult
+from .base import PLACEHOLDER_TEXTS, FormatAdapter
 
 # The short escapes of JSON, and the character each stands for.
 _ESCAPES = {b"n": "\n", b"t": "\t", b"r": "\r", b'"': '"', b"\\": "\\", b"/": "/", b"b": "\b", b"f": "\f"}
@@ -63,3 +69,37 @@ class PlainStrings:
             if escape in raw:
                 return True
         return False
+
+
+def read_plain(raw: bytes | memoryview, result_for: Callable[[Any, Any], ToolResult]) -> bool:
+    """A result no proof from bytes settled, read whole: plain as the adapter's ``result_for`` judges it."""
+    try:
+        value: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
+        return False
+    result = result_for(None, value)
+    return not (result.not_run or result.placeholder)
+
+
+class PlainResults:
+    """Whether a result, as raw JSON, is certainly neither the marker nor a placeholder.
+
+    Proven from the bytes of a string where ``PlainStrings`` can; any other
+    value, and a string it cannot settle, is read whole and judged by the
+    adapter's own ``result_for``.
+    """
+
+    __slots__ = ("plain_above", "result_for", "strings")
+
+    def __init__(self, adapter: FormatAdapter) -> None:
+        self.strings = PlainStrings(adapter.marker)
+        self.result_for = adapter.result_for
+        # For a caller's own first test: a long string (the common result) then costs no call.
+        self.plain_above = self.strings.plain_above
+
+    def plain(self, raw: Any) -> bool:
+        view = memoryview(raw)
+        # A long string, the common result, is settled here without a call.
+        if view[0] == 0x22 and (len(view) > self.plain_above or self.strings.proven(view)):
+            return True
+        return read_plain(view, self.result_for)

@@ -30,13 +30,12 @@ the marker alone, so nothing needs to be followed here but the step.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
-import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from ._quiet_results import PlainStrings
+from ._quiet_results import PlainResults
 from .base import FormatAdapter
 from .responses import _CALLS, _COMPACTION, _OUTPUTS, _TOOL_SEARCH_CALL, _TOOL_SEARCH_OUTPUT
 
@@ -63,10 +62,10 @@ class ResponsesQuietLines:
 
     def __init__(self, adapter: FormatAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Item).decode
-        self.result_for = adapter.result_for
-        self.strings = PlainStrings(adapter.marker)
+        results = PlainResults(adapter)
+        self.plain = results.plain
         # Asked here first: a long result (the common case) costs no call.
-        self.plain_above = self.strings.plain_above
+        self.plain_above = results.plain_above
 
     def text_bytes(self, line: _Item) -> int:
         output = line.output
@@ -118,15 +117,3 @@ class ResponsesQuietLines:
             return DEVIATES
         # A self-contained server item, or an item type of a newer API: passed over.
         return QUIET if waiting is None else HELD
-
-    def plain(self, output: msgspec.Raw) -> bool:
-        """The output is certainly neither the marker nor a placeholder."""
-        view = memoryview(output)
-        if view[0] == 0x22 and self.strings.proven(view):  # a string
-            return True
-        try:
-            value: Any = orjson.loads(view)
-        except orjson.JSONDecodeError:  # orjson refuses the whole line then: the general way says so
-            return False
-        result = self.result_for(None, value)
-        return not (result.not_run or result.placeholder)
