@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 
+from hypothesis import strategies as st
+
 from apx_doctor import quiet, stream
 from apx_doctor.doctor import RepairOptions
 from apx_doctor.errors import DoctorError
@@ -57,3 +59,19 @@ def same_both_ways(data: bytes, input_format: str, **options) -> list:
     typed = run_check(data, input_format, typed=True, **options)
     assert typed == run_check(data, input_format, typed=False, **options)
     return typed
+
+
+# Bytes a drawn file is broken with: invalid UTF-8 (a stray byte, a lead byte, a continuation
+# byte), a line end, a quote and brackets, each where it cuts a value.
+BREAKING_BYTES = (0xFF, 0xC3, 0x80, 0x0A, 0x22, 0x7B, 0x5B)
+
+
+def broken(draw, lines: list[bytes]) -> bytes:
+    """The lines joined, with up to two bytes overwritten, and the last line end cut off half the time."""
+    data = bytearray(b"".join(lines))
+    for _ in range(draw(st.integers(0, 2))):
+        if data:
+            data[draw(st.integers(0, len(data) - 1))] = draw(st.sampled_from(BREAKING_BYTES))
+    if draw(st.booleans()):
+        data = data.rstrip(b"\r\n")
+    return bytes(data)

@@ -20,7 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from quiet_support import run_check, same_both_ways
+from quiet_support import broken, run_check, same_both_ways
 
 from apx_doctor import quiet
 from apx_doctor.formats._chat_quiet import ChatQuietLines
@@ -162,13 +162,7 @@ def _with_odd_lines(draw) -> bytes:
     if lines and draw(st.booleans()):
         # A long result, longer than any marker: taken without being read.
         lines.append(_result("call_0_0_0", "é" * draw(st.integers(100, 400))))
-    data = bytearray(b"".join(lines))
-    for _ in range(draw(st.integers(0, 2))):
-        if data:
-            data[draw(st.integers(0, len(data) - 1))] = draw(st.sampled_from([0xFF, 0xC3, 0x80, 0x0A, 0x22, 0x7B]))
-    if draw(st.booleans()):
-        data = data.rstrip(b"\r\n")
-    return bytes(data)
+    return broken(draw, lines)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quiet_support import run_check, same_both_ways
+from quiet_support import broken, run_check, same_both_ways
 
 from apx_doctor.formats._codex_quiet import CodexQuietLines
 from apx_doctor.formats.base import DEFAULT_MARKER
@@ -381,13 +381,7 @@ def _with_odd_lines(draw) -> bytes:
             )
             + newline,
         )
-    data = bytearray(b"".join(lines))
-    for _ in range(draw(st.integers(0, 2))):
-        if data:
-            data[draw(st.integers(0, len(data) - 1))] = draw(st.sampled_from([0xFF, 0xC3, 0x80, 0x0A, 0x22, 0x7B]))
-    if draw(st.booleans()):
-        data = data.rstrip(b"\r\n")
-    return bytes(data)
+    return broken(draw, lines)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
