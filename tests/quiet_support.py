@@ -75,3 +75,22 @@ def broken(draw, lines: list[bytes]) -> bytes:
     if draw(st.booleans()):
         data = data.rstrip(b"\r\n")
     return bytes(data)
+
+
+def odd_line_findings(said, at: int, code, where: str, repair: bool) -> list | None:
+    """The findings of a file with one odd line at ``at``, asserted as an odd-line table row wants them.
+
+    ``code`` is the code expected on that line (None: any, or none), or one a
+    placement (``where``). The history's last call, ``z``, cut at the end, is
+    found whatever came before. None when the run stopped: only a repair may,
+    refusing to write a line it cannot read, or any run, on input it cannot.
+    """
+    if said[0] == "stopped":
+        assert repair and said[1] == "SelfCheckError" or said[1] == "InputError"
+        return None
+    findings = said[0]
+    code = code.get(where) if isinstance(code, dict) else code
+    if code is not None:
+        assert code in {f["code"] for f in findings if f["line"] == at}
+    assert findings[-1]["code"] == "APX001" and findings[-1]["call_id"] == "z"
+    return findings
