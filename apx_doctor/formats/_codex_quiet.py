@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
-from ._quiet_results import PlainStrings, read_plain
+from ._quiet_results import PlainResults
 
 if TYPE_CHECKING:
     from .codex import CodexAdapter
@@ -81,7 +81,7 @@ class _Line(msgspec.Struct, gc=False):
 class CodexQuietLines:
     """``quiet.QuietLines`` for Codex rollout lines."""
 
-    __slots__ = ("adapter", "batch", "decode", "plain_above", "result_for", "strings")
+    __slots__ = ("adapter", "batch", "decode", "plain_above", "results")
 
     def __init__(self, adapter: CodexAdapter) -> None:
         from .codex import _STAMP_BATCH
@@ -89,9 +89,8 @@ class CodexQuietLines:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.adapter = adapter
         self.batch = _STAMP_BATCH
-        self.result_for = adapter.result_for
-        self.strings = PlainStrings(adapter.marker)
-        self.plain_above = self.strings.plain_above
+        self.results = PlainResults(adapter)
+        self.plain_above = self.results.plain_above
 
     def text_bytes(self, line: _Line) -> int:
         output = line.payload.output
@@ -163,8 +162,5 @@ class CodexQuietLines:
 
     def plain(self, view: memoryview) -> bool:
         """The output, a JSON string, is certainly neither the marker nor a placeholder."""
-        if view[0] != 0x22:
-            return False  # a value of another type: the general way reads it
-        if len(view) > self.plain_above or self.strings.proven(view):
-            return True
-        return read_plain(view, self.result_for)
+        # A value of another type (a dict of content, say) goes the general way.
+        return view[0] == 0x22 and self.results.plain(view)
