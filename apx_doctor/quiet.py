@@ -72,6 +72,14 @@ class QuietLines(Protocol):
         """What the decoded line is (``QUIET`` ... ``DEVIATES``), ``step`` updated.
 
         Anything but ``DEVIATES`` must be certain: such a line is never fed.
+        A line that opens the history (a turn) is never held (``OPENS``,
+        ``HELD``): ``show`` counts the turns among the lines let go.
+        """
+
+    def opens(self, line: Any, raw: bytes) -> bool:
+        """Whether a line ``take`` let go (``QUIET``, ``ENDS``) opens the history, as ``classify`` says.
+
+        Asked only by ``show``, whose summary counts turns; ``raw`` is the line.
         """
 
 

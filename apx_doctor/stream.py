@@ -8,7 +8,7 @@ never held whole in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Protocol
@@ -137,14 +137,22 @@ def run(lines: Iterable[bytes], config: StreamConfig = StreamConfig(), sink: Sin
 _ADAPTER_TROUBLE = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 
-def _drive(run_: _Pass, head: list[bytes], parsed: list[Any], rest: Iterable[bytes]) -> StreamResult:
+def _drive(
+    run_: _Pass,
+    head: list[bytes],
+    parsed: list[Any],
+    rest: Iterable[bytes],
+    quiet_lines: Callable[[], quiet.QuietLines] | None = None,
+) -> StreamResult:
+    """The lines of a file, its ``head`` parsed already; ``quiet_lines`` stands for the adapter's (``show`` counts)."""
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
     doctor = run_.doctor
     if doctor.adapter.one_history_a_line or doctor.relinks:
         _generic_loop(run_, rest)
     elif type(doctor.adapter).quiet_lines is not None and _reads_chunks(rest):
-        quiet.loop(run_, rest, doctor.adapter.quiet_lines)  # type: ignore[arg-type]  # a file: _reads_chunks
+        lines = quiet_lines or doctor.adapter.quiet_lines
+        quiet.loop(run_, rest, lines)  # type: ignore[arg-type]  # a file: _reads_chunks
     elif run_.sink is None:
         _check_loop(run_, rest)
     else:
@@ -347,8 +355,11 @@ def _choose(name: str, samples: list[Any]) -> type[FormatAdapter] | None:
 
 
 class _Pass:
-    def __init__(self, adapter: type[FormatAdapter], config: StreamConfig, sink: Sink | None) -> None:
-        self.doctor = HistoryDoctor(adapter(marker=config.marker), config.repair)
+    def __init__(
+        self, adapter: type[FormatAdapter], config: StreamConfig, sink: Sink | None, doctor: HistoryDoctor | None = None
+    ) -> None:
+        # ``doctor``: one that notes more as it goes (``show``'s), else a plain one.
+        self.doctor = doctor or HistoryDoctor(adapter(marker=config.marker), config.repair)
         self.sink = sink
         # The repaired output is checked again as it is written: it must need
         # no further repair.

@@ -85,6 +85,13 @@ class AnthropicQuietLines:
                 total += len(raw)
         return total
 
+    def opens(self, line: _Line, raw: bytes) -> bool:
+        """A prompt: a user message of text, or one holding anything besides its results."""
+        content = line.content
+        if line.role != "user":
+            return False
+        return isinstance(content, str) or any(block.type != "tool_result" for block in content)
+
     def plain(self, content: bytes | memoryview) -> bool:
         """The result's content (raw JSON) is certainly neither the marker nor a placeholder."""
         return read_plain(content, self.result_for)

@@ -57,6 +57,9 @@ class ChatQuietLines:
         content = line.content
         return len(content) if memoryview(content)[0] == 0x22 else 0
 
+    def opens(self, line: _Line, raw: bytes) -> bool:
+        return line.role == "user"
+
     def take(self, line: _Line, step: Step) -> int:
         # ``Step.open`` and ``Step.answer``, inlined for the common lines: this runs for each line.
         role = line.role

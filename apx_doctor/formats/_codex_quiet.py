@@ -15,7 +15,9 @@ engine reports the reuse), and it ends when its last call is answered, once,
 by an output whose ``output`` is a JSON string proven neither the marker nor a
 placeholder. Anything else deviates: an output of another shape, an output
 that answers nothing waiting (orphan, duplicate, late), a boundary while calls
-wait, any other record or item type, or a field of a type not typed here.
+wait, the event of a prompt while calls wait (it opens the history, so ``show``
+counts it as the general code reads it), any other record or item type, or a
+field of a type not typed here.
 
 The adapter keeps state ``classify`` updates on every record, which the
 not-run record it writes reads: the timestamps seen (the latest is the
@@ -44,6 +46,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
+import orjson
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
 from ._quiet_results import PlainResults
@@ -57,6 +60,11 @@ if TYPE_CHECKING:
 _Ordinal = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
+class _EventItem(msgspec.Struct, gc=False):
+    # What an ``item_completed`` event completed (a ``UserMessage``: a prompt).
+    type: str | None = None
+
+
 class _Payload(msgspec.Struct, gc=False):
     # Unknown keys are skipped; of a key given twice the last counts, as in
     # orjson's dict. A field of another type (a call id that is a number, say)
@@ -66,6 +74,7 @@ class _Payload(msgspec.Struct, gc=False):
     call_id: str | None = None
     # Kept as its raw JSON: only a short string is read. Empty: no output at all.
     output: msgspec.Raw = msgspec.Raw()
+    item: _EventItem | None = None
 
 
 class _Line(msgspec.Struct, gc=False):
@@ -147,8 +156,12 @@ class CodexQuietLines:
             if waiting is not None:
                 return DEVIATES
             said = QUIET
-        else:  # event_msg, turn_context, session_meta: passed over
-            said = QUIET if waiting is None else HELD
+        elif waiting is None:  # event_msg, turn_context, session_meta: passed over
+            said = QUIET
+        elif line.type == "event_msg" and _prompt_event(line.payload):
+            return DEVIATES  # a prompt opens the history: never held (``QuietLines.take``)
+        else:
+            said = HELD
         # What ``classify`` keeps of every record it reads.
         adapter = self.adapter
         adapter._prior, adapter._ordinal = adapter._ordinal, line.ordinal
@@ -160,7 +173,27 @@ class CodexQuietLines:
                 adapter._weigh_stamps()
         return said
 
+    def opens(self, line: _Line, raw: bytes) -> bool:
+        """A prompt: a user message Codex did not inject, or the event of one."""
+        from .codex import _is_injected
+
+        if line.type == "event_msg":
+            return _prompt_event(line.payload)
+        payload = line.payload
+        if line.type != "response_item" or payload.type != "message" or payload.role != "user":
+            return False
+        # Whether Codex injected it is in the message's text, which is not typed: read whole (a line a turn).
+        return not _is_injected(orjson.loads(raw)["payload"].get("content"))
+
     def plain(self, view: memoryview) -> bool:
         """The output, a JSON string, is certainly neither the marker nor a placeholder."""
         # A value of another type (a dict of content, say) goes the general way.
         return view[0] == 0x22 and self.results.plain(view)
+
+
+def _prompt_event(payload: _Payload) -> bool:
+    """``codex._is_prompt_event`` of the typed payload."""
+    kind = payload.type
+    if kind == "user_message":
+        return True
+    return kind == "item_completed" and payload.item is not None and payload.item.type == "UserMessage"
