@@ -39,6 +39,10 @@ def printable(value: Any, limit: int | None = None) -> str:
             value = orjson.dumps(value).decode()
         except TypeError:
             value = repr(value)
+    if limit is not None and len(value) > limit:
+        # Escaping only lengthens: the first ``limit`` + 1 characters decide the
+        # cut text, and a 40 KB tool result is not escaped whole to show 200.
+        value = value[: limit + 1]
     text = _UNSAFE.sub(_escape, value)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"

@@ -6,10 +6,11 @@ Where a turn was cut off, the timeline shows the interruption and the not-run
 record a repair inserts there, with the recovery advice. Nothing is written.
 
 A file of lines is read twice, streaming, so memory stays flat however long the
-session (issue 15): pass 1 runs the doctor exactly as ``check`` does and keeps
-only small facts (where each interruption is, the records a repair inserts,
-the findings, counts); pass 2 reads the lines again and draws only the rows the
-view asks for, a small table at a time. Input that cannot be read twice
+session (issue 15): pass 1 is ``check``'s own pass (its quiet stretches too,
+typed and never classified) with a doctor that keeps only small facts (where
+each interruption is, the records a repair inserts, the findings, counts);
+pass 2 reads the lines again, parsing only the rows the view asks for, and
+draws them a batch at a time. Input that cannot be read twice
 (standard input, a pipe) is spooled to a temporary file first. JSON documents
 are small and read whole, as before.
 
@@ -29,22 +30,22 @@ import os
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice, pairwise
 from typing import IO, Any
 
-import orjson
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from . import documents, files, jsonl
+from . import documents, files, jsonl, quiet, stream
 from .advice import SAFE_NEXT, tool_kind
-from .doctor import HistoryDoctor, RepairOptions, from_start
+from .doctor import HistoryDoctor, RepairOptions, Verdict, from_start
 from .engine import Entry, PendingCall
+from .engine import Step as EngineStep
 from .errors import InputError
 from .formats.base import FormatAdapter
 from .model import Finding
@@ -194,60 +195,87 @@ _Reopen = Callable[[], AbstractContextManager[Iterable[bytes]]]
 def _pass(
     reopen: _Reopen, adapter_type: type[FormatAdapter], options: ShowOptions, repair: RepairOptions
 ) -> tuple[_Plan, HistoryDoctor]:
-    doctor = HistoryDoctor(adapter_type(marker=options.marker), repair)
+    """The lines read as ``check`` reads them (its quiet stretches too), by a doctor that notes what ``show`` needs."""
     plan = _Plan(adapter_type, counted=not adapter_type.one_history_a_line)
+    doctor = _Scanning(adapter_type(marker=options.marker), repair, plan)
+    run_ = stream._Pass(adapter_type, stream.StreamConfig(marker=options.marker, repair=repair), None, doctor)
     try:
         with reopen() as lines:
-            _feed(doctor, plan, lines)
-        end = doctor.end(plan.total + 1)
+            head = list(islice(lines, DETECT_LINES))
+            parsed = [_parse(i, raw) for i, raw in enumerate(head, 1)]
+            result = stream._drive(run_, head, parsed, lines, doctor.quiet_lines)
     except _ADAPTER_TROUBLE as exc:
         # As check says it: the line named, never a traceback (nor the exception's text, which may quote the file).
         raise InputError(
-            f"line {plan.total}: the {adapter_type.name} reader cannot handle this line ({type(exc).__name__}, "
+            f"line {run_.number}: the {adapter_type.name} reader cannot handle this line ({type(exc).__name__}, "
             "a bug worth reporting)"
         ) from None
-    if end is not None and end.insert:
-        plan.tail = list(end.insert)
-        _note(plan, plan.total + 1, plan.tail)
+    plan.total = result.lines
+    plan.tail = plan.inserted.get(plan.total + 1, [])
+    # Lines that are no JSON value: the pass reports them apart from the doctor's findings.
+    plan.unparsed = sorted({f.line for f in result.findings if f.code in _UNPARSED and f.line})
+    plan.marks.extend(plan.unparsed)
     return plan, doctor
 
 
-def _feed(doctor: HistoryDoctor, plan: _Plan, lines: Iterable[bytes]) -> None:
-    """Every line through the doctor; inlined as ``stream``'s check loop is, since it runs on every line."""
-    loads, refused, unparsed = orjson.loads, orjson.JSONDecodeError, jsonl.Unparsed
-    # Datasets review a line as a whole history; a relinking doctor must see every entry.
-    general = doctor.adapter.one_history_a_line or doctor.relinks
-    classify, feed, apply = doctor.adapter.classify, doctor.engine.feed, doctor.apply
-    number = turns = calls = results = 0
-    try:
-        for number, raw in enumerate(lines, 1):
-            try:
-                value = loads(raw)
-            except refused:
-                value = _parse(number, raw)
-                if type(value) is unparsed:
-                    plan.unparsed.append(number)
-                    plan.marks.append(number)
-                    continue
-            if general:
-                verdict = doctor.entry(number, value)
-            else:
-                entry = classify(value)
-                if entry is None:
-                    doctor.unrecognised(number)
-                    continue
-                if entry.opens_history:
-                    turns += 1
-                calls += len(entry.calls)
-                results += len(entry.results)
-                step = feed(number, entry)
-                if step is None:
-                    continue
-                verdict = apply(number, step, value)
-            if verdict is not None and verdict.insert:
-                _note(plan, number, list(verdict.insert))
-    finally:
-        plan.total, plan.turns, plan.calls, plan.results = number, turns, calls, results
+# The codes of a line that is no JSON value: invalid, cut off, blank.
+_UNPARSED = frozenset({"APX101", "APX102", "APX105"})
+
+
+class _Scanning(HistoryDoctor):
+    """``check``'s doctor, which also notes for ``show`` where each record goes and counts the entries."""
+
+    def __init__(self, adapter: FormatAdapter, options: RepairOptions, plan: _Plan) -> None:
+        super().__init__(adapter, options)
+        self.plan = plan
+        feed, answered = self.engine.feed, self.engine.answered
+
+        # Closures on the engine (as ``_AmendingEngine``'s): every entry fed, and
+        # every call a quiet stretch made and answered (one call, one result each).
+        def counted(line: int, entry: Entry) -> EngineStep | None:
+            plan.turns += entry.opens_history
+            plan.calls += len(entry.calls)
+            plan.results += len(entry.results)
+            return feed(line, entry)
+
+        def told(call_ids: list[str], thread: Hashable = None) -> None:
+            plan.calls += len(call_ids)
+            plan.results += len(call_ids)
+            answered(call_ids, thread)
+
+        self.engine.feed = counted  # type: ignore[method-assign]
+        self.engine.answered = told  # type: ignore[method-assign]
+
+    def apply(self, number: int, step: EngineStep, obj: Any) -> Verdict | None:
+        verdict = super().apply(number, step, obj)
+        if verdict is not None and verdict.insert:
+            _note(self.plan, number, list(verdict.insert))
+        return verdict
+
+    def quiet_lines(self) -> quiet.QuietLines:
+        """The adapter's quiet lines, with the turns among the lines they let go counted."""
+        return _CountedTurns(self.adapter.quiet_lines(), self.plan)
+
+
+class _CountedTurns:
+    """A format's ``QuietLines`` that counts the turns among the lines let go (the rest are fed, and counted so)."""
+
+    def __init__(self, lines: quiet.QuietLines, plan: _Plan) -> None:
+        self._lines, self._plan, self._raw = lines, plan, b""
+        self.text_bytes = lines.text_bytes
+
+    def decode(self, raw: bytes) -> Any:
+        self._raw = raw  # for ``opens``, which a format may answer from the whole line
+        return self._lines.decode(raw)
+
+    def take(self, line: Any, step: quiet.Step) -> int:
+        said = self._lines.take(line, step)
+        if (said == quiet.QUIET or said == quiet.ENDS) and self._lines.opens(line, self._raw):
+            self._plan.turns += 1
+        return said
+
+    def opens(self, line: Any, raw: bytes) -> bool:
+        return self._lines.opens(line, raw)
 
 
 def _parse(number: int, raw: bytes) -> Any:
@@ -317,24 +345,34 @@ def _streamed_rows(
     every = viewer is not None and not plan.adapter.pure_classify
     if not spans:
         return
-    k, last = 0, spans[-1][1]
     with reopen() as lines:
-        for number, raw in enumerate(islice(lines, plan.total), 1):
-            while spans[k][1] < number and k < len(spans) - 1:
-                k += 1
-            inside = spans[k][0] <= number <= spans[k][1]
-            if not (inside or every):
-                if number > last:
-                    return
-                continue
+        if not every:
+            yield from _span_rows(iter(lines), viewer, plan, spans)
+            return
+        assert viewer is not None  # every: an adapter with state
+        classify, k = viewer.classify, 0
+        for number, raw in enumerate(islice(lines, spans[-1][1]), 1):
+            # Every line is classified, in order; only those in a span are drawn.
             value = _parse(number, raw)
-            entry = None
-            if viewer is not None and type(value) is not jsonl.Unparsed:
-                entry = viewer.classify(value)
-            if inside:
+            entry = None if type(value) is jsonl.Unparsed else classify(value)
+            while spans[k][1] < number:
+                k += 1
+            if spans[k][0] <= number:
                 yield number, _Row(number, raw, value, entry, plan.inserted.get(number, []), plan.by_line.get(number, []))
-            elif number > last:
-                return
+
+
+def _span_rows(
+    lines: Iterable[bytes], viewer: FormatAdapter | None, plan: _Plan, spans: list[tuple[int, int]]
+) -> Iterator[tuple[int, _Row]]:
+    """The rows of ``spans`` where a line says what it is alone: the lines between are passed over unread."""
+    number = 0
+    for lo, hi in spans:
+        # Consumed by islice, in C: most of a long file lies between the spans.
+        next(islice(lines, lo - number - 1, lo - number - 1), None)
+        for number, raw in enumerate(islice(lines, hi - lo + 1), lo):
+            value = _parse(number, raw)
+            entry = None if viewer is None or type(value) is jsonl.Unparsed else viewer.classify(value)
+            yield number, _Row(number, raw, value, entry, plan.inserted.get(number, []), plan.by_line.get(number, []))
 
 
 def _listed_rows(rows: list[_Row], spans: list[tuple[int, int]]) -> Generator[tuple[int, _Row], None, None]:
@@ -414,10 +452,10 @@ class _Sheet:
             self.flush()
 
     def gap(self, count: int) -> None:
+        # Written as the rows are (a console.print costs a row's drawing several times over).
+        said = _gap(count)
+        self.batch += ["\n", self._text(said, 0, len(said.plain)), "\n\n"]
         self.flush()
-        self.console.print(Text(""))
-        self.console.print(_gap(count))
-        self.console.print(Text(""))
 
     def flush(self) -> None:
         if self.batch:
@@ -464,15 +502,38 @@ def _fold(text: Text, width: int) -> list[tuple[Text, int, int]]:
     if "\t" in text.plain:
         text.expand_tabs(4)
     plain = text.plain
-    if len(plain) <= width and (plain.isascii() or cell_len(plain) <= width):
+    if len(plain) <= width and (plain.isascii() or _cells(plain) <= width):
         return [(text, 0, len(plain))]
     offsets = [0, *_breaks(plain, width), len(plain)]
     return [(text, lo, hi) for lo, hi in pairwise(offsets)]
 
 
+def _cells(plain: str) -> int:
+    """Rich's ``cell_len``, with its common case (no joiner, no emoji selector) a map, not a generator."""
+    if "\u200d" in plain or "\ufe0f" in plain:
+        return cell_len(plain)
+    return sum(map(get_character_cell_size, plain))
+
+
 def _breaks(plain: str, width: int) -> list[int]:
     """Where each folded line starts (the first at 0 left out)."""
-    cells = None if plain.isascii() else [get_character_cell_size(c) for c in plain]
+    if not plain.isascii():
+        cells = list(map(get_character_cell_size, plain))
+        if cells.count(1) != len(cells):
+            return _breaks_by_cells(plain, width, cells)
+    # A character a cell: a line is the ``width`` characters from its start, cut
+    # after its last space (one at its very start does not count).
+    offsets, start, end = [], 0, len(plain)
+    while start + width < end:
+        over = start + width
+        space = plain.rfind(" ", start + 1, over)
+        start = over if space < 0 else space + 1
+        offsets.append(start)
+    return offsets
+
+
+def _breaks_by_cells(plain: str, width: int, cells: list[int] | None) -> list[int]:
+    """``_breaks`` a character at a time, each ``cells[i]`` wide (None: one cell each)."""
     offsets, start, used, space = [], 0, 0, -1
     for i, char in enumerate(plain):
         size = 1 if cells is None else cells[i]
