@@ -39,7 +39,7 @@ from typing import IO, Any
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.style import Style
-from rich.text import Text
+from rich.text import Span, Text
 
 from . import documents, files, jsonl, quiet, stream
 from .advice import SAFE_NEXT, tool_kind
@@ -409,6 +409,35 @@ def _draw(
         sheet.flush()
 
 
+class _Styled:
+    """A row's line of text with its styled runs, as Rich's ``Text`` holds them.
+
+    Not a ``Text``: that strips control codes from every piece it is given,
+    about a quarter of a row's drawing, and a row's text is ``printable``
+    already (no control codes but tabs, which ``Text`` keeps too).
+    """
+
+    __slots__ = ("plain", "spans", "style")
+
+    def __init__(self, plain: str = "", style: str = "") -> None:
+        self.plain = plain
+        # The text's own style, and (start, end, style) runs on top of it.
+        self.style = style
+        self.spans: list[tuple[int, int, str]] = []
+
+    def append(self, text: str, style: str = "") -> None:
+        if style and text:
+            self.spans.append((len(self.plain), len(self.plain) + len(text), style))
+        self.plain += text
+
+    def expand_tabs(self, size: int) -> None:
+        """Tabs to spaces, to the next stop of ``size`` cells, as Rich's ``Text.expand_tabs`` (which does it)."""
+        text = Text(self.plain, style=self.style, spans=[Span(*span) for span in self.spans])
+        text.expand_tabs(size)
+        self.plain = text.plain
+        self.spans = [(span.start, span.end, str(span.style)) for span in text.spans]
+
+
 class _Sheet:
     """Rows laid out as three columns (line, mark, entry), folded here and written a batch at a time.
 
@@ -430,16 +459,16 @@ class _Sheet:
         self.rows = 0
         self.headed = False
 
-    def row(self, number: str, symbol: Text, parts: list[Text | None]) -> None:
+    def row(self, number: str, symbol: _Styled, parts: list[_Styled | None]) -> None:
         if not self.headed:
             self._head()
         write, first = self.batch.append, True
         lead = self._run(number.rjust(self.number_width), "dim") + "   " + self._text(symbol, 0, len(symbol.plain))
-        lead += " " * (4 - symbol.cell_len)
+        lead += " " * (4 - _cells(symbol.plain))
         for part in parts:
             # None: a rule across the entry column (where an interruption begins).
             if part is None:
-                pieces = [(Text("─" * self.width, style="red"), 0, self.width)]
+                pieces = [(_Styled("─" * self.width, style="red"), 0, self.width)]
             else:
                 pieces = _fold(part, self.width)
             for text, start, end in pieces:
@@ -471,17 +500,17 @@ class _Sheet:
         self.console.print(head)
         self.console.print(Text("─" * (len(self.indent) + self.width)))
 
-    def _text(self, text: Text, start: int, end: int) -> str:
+    def _text(self, text: _Styled, start: int, end: int) -> str:
         """``text[start:end]`` with its styles (the text's own, and its spans')."""
         plain = text.plain[start:end].rstrip()
         end = start + len(plain)
         if self.colors is None or not plain:
             return plain
-        base = str(text.style or "")
-        cuts = sorted({start, end} | {p for span in text.spans for p in (span.start, span.end) if start < p < end})
+        spans = text.spans
+        cuts = sorted({start, end} | {p for span in spans for p in span[:2] if start < p < end})
         out = []
         for lo, hi in pairwise(cuts):
-            styles = [base] + [str(span.style) for span in text.spans if span.start <= lo and span.end >= hi]
+            styles = [text.style] + [style for a, b, style in spans if a <= lo and b >= hi]
             out.append(self._run(text.plain[lo:hi], " ".join(s for s in styles if s)))
         return "".join(out)
 
@@ -496,7 +525,7 @@ def _style(name: str) -> Style:
     return Style.parse(name)
 
 
-def _fold(text: Text, width: int) -> list[tuple[Text, int, int]]:
+def _fold(text: _Styled, width: int) -> list[tuple[_Styled, int, int]]:
     """``text`` cut into lines of at most ``width`` cells, at spaces where it can be (as Rich's ``fold``):
     (text, start, end) a line."""
     if "\t" in text.plain:
@@ -552,15 +581,15 @@ def _add_row(sheet: _Sheet, row: _Row, adapter: type[FormatAdapter], options: Sh
     for record, pending in row.inserted:
         sheet.row(*_interruption(record, pending, options))
     if row.entry is not None and row.entry.opens_history:
-        sheet.row("", Text(""), [Text("── user turn ──", style="bold")])
+        sheet.row("", _Styled(""), [_Styled("── user turn ──", style="bold")])
     sheet.row(*_entry_row(row, adapter, options))
     for finding in row.findings:
         if finding.code != "APX001":
-            sheet.row("", Text("!", style="yellow"), [_finding_text(finding)])
+            sheet.row("", _Styled("!", style="yellow"), [_finding_text(finding)])
 
 
-def _gap(count: int) -> Text:
-    return Text(f"… {count:,} entr{'y' if count == 1 else 'ies'} …", style="dim")
+def _gap(count: int) -> _Styled:
+    return _Styled(f"… {count:,} entr{'y' if count == 1 else 'ies'} …", style="dim")
 
 
 def _summary(plan: _Plan, options: ShowOptions, spans: list[tuple[int, int]]) -> Text:
@@ -686,24 +715,24 @@ def _header(path: str, adapter: type[FormatAdapter], findings: list[Finding]) ->
     return text
 
 
-def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
+def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) -> tuple[str, _Styled, list[_Styled | None]]:
     number = str(row.number)
     if type(row.value) is jsonl.Unparsed:
         kind = "blank line" if row.value.kind == jsonl.BLANK else f"not JSON: {row.value.reason}"
-        return number, Text("✗", style="red"), [Text(printable(kind, options.width), style="red")]
+        return number, _Styled("✗", style="red"), [_Styled(printable(kind, options.width), style="red")]
     entry = row.entry
     preview = _preview(row.value, options.width, bare=entry is not None and bool(entry.calls or entry.results))
     if entry is None:
         symbol, label, style = ("·", "row", "") if adapter.one_history_a_line else ("?", "unrecognised", "yellow")
-        return number, Text(symbol, style=style), [Text(f"{label}: {preview}", style=style)]
-    parts: list[Text | None] = []
+        return number, _Styled(symbol, style=style), [_Styled(f"{label}: {preview}", style=style)]
+    parts: list[_Styled | None] = []
     if entry.results:
         for result in entry.results:
             mark = " (not-run record)" if result.not_run else " (placeholder)" if result.placeholder else ""
-            parts.append(Text(f"← result for {printable(result.call_id, 60)}{mark}", style="green"))
+            parts.append(_Styled(f"← result for {printable(result.call_id, 60)}{mark}", style="green"))
     if entry.calls:
         for call in entry.calls:
-            line = Text(f"→ calls {printable(call.name, 60) or '?'}", style="bold cyan")
+            line = _Styled(f"→ calls {printable(call.name, 60) or '?'}", style="bold cyan")
             line.append(f"  {printable(call.arguments, options.width)}", style="cyan")
             line.append(f"  id={printable(call.id, 60)}", style="dim")
             parts.append(line)
@@ -722,9 +751,9 @@ def _entry_row(row: _Row, adapter: type[FormatAdapter], options: ShowOptions) ->
         if entry.boundary
         else "meta"
     )
-    head = Text(f"{label}: ", style="bold" if entry.boundary else "dim")
+    head = _Styled(f"{label}: ", style="bold" if entry.boundary else "dim")
     head.append(preview, style="" if entry.boundary else "dim")
-    return number, Text(symbol), [head, *parts]
+    return number, _Styled(symbol), [head, *parts]
 
 
 # Messages that instruct the model rather than answer: labelled by their role, not "reply".
@@ -746,19 +775,19 @@ def _role(value: Any) -> str | None:
     return None
 
 
-def _interruption(record: Any, pending: PendingCall, options: ShowOptions) -> tuple[str, Text, list[Text | None]]:
+def _interruption(record: Any, pending: PendingCall, options: ShowOptions) -> tuple[str, _Styled, list[_Styled | None]]:
     call = pending.call
     kind = tool_kind(call.name, options.read_only_tools, options.side_effect_tools)
-    head = Text("✂ interrupted: ", style="bold red")
+    head = _Styled("✂ interrupted: ", style="bold red")
     head.append(f"{printable(call.name, 60) or 'a tool'} (line {pending.line}, id={printable(call.id, 60)}) got no result")
-    inserted = Text("  a repair inserts: ", style="red")
+    inserted = _Styled("  a repair inserts: ", style="red")
     inserted.append(printable(record, options.width))
-    advice = Text(f"  next: {SAFE_NEXT[kind]}", style="italic")
-    return "+", Text("✂", style="bold red"), [None, head, inserted, advice]
+    advice = _Styled(f"  next: {SAFE_NEXT[kind]}", style="italic")
+    return "+", _Styled("✂", style="bold red"), [None, head, inserted, advice]
 
 
-def _finding_text(finding: Finding) -> Text:
-    text = Text(f"{finding.code} {finding.name}: ", style="yellow")
+def _finding_text(finding: Finding) -> _Styled:
+    text = _Styled(f"{finding.code} {finding.name}: ", style="yellow")
     text.append(printable(finding.message, 200))
     return text
 

@@ -89,3 +89,14 @@ def test_show_draws_every_corpus_recording_with_the_interruptions_check_finds() 
         report = json.loads(run_cli("check", "--isolated", "--output-format", "json", str(path)).stdout)
         fixable = [f for f in report["files"][0]["findings"] if f["code"] == "APX001" and f.get("fixable", True)]
         assert shown.stdout.count("✂ interrupted:") == len(fixable), path
+
+
+def test_tabs_are_drawn_as_spaces_to_the_next_stop(isolated_cwd: Path) -> None:
+    lines = [{"role": "user", "content": "a\tb\tc"}, {"role": "assistant", "content": "ab\tc"}]
+    (isolated_cwd / "a.jsonl").write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    for color in ("never", "always"):
+        out = run_cli("show", "--color", color, "a.jsonl").stdout
+        assert "\t" not in out
+    out = run_cli("show", "--color", "never", "a.jsonl").stdout
+    # Stops every 4 cells, counted from the start of the entry's text ("user: ", "reply: ").
+    assert "user: a b   c" in out and "reply: ab   c" in out
