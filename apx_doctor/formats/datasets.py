@@ -60,19 +60,34 @@ class DatasetsAdapter(FormatAdapter):
         planned = inner.plan(messages) if isinstance(inner, PositionalReader) else None
         out: list[Any] = []
         changed = False
-        for position, message in enumerate(messages, 1):
+        # Where the engine is quiet, a stretch of messages the inner adapter proves
+        # would give it nothing to do is not fed (as ``repair_messages`` does): the
+        # calls it settled are told in bulk, and the messages kept as they are.
+        clean_run = getattr(inner, "clean_run", None) if planned is None and not doctor.relinks else None
+        engine, end, index = doctor.engine, len(messages), 0
+        while index < end:
+            if clean_run is not None and engine.quiet():
+                stop, settled = clean_run(messages, index)
+                if settled:
+                    engine.answered(settled)
+                out += messages[index:stop]
+                index = stop
+                if index >= end:
+                    break
+            message = messages[index]
+            index += 1
             if planned is None:
-                verdict = doctor.entry(position, message)
-            elif planned[position - 1] is None:
-                doctor.unrecognised(position)
+                verdict = doctor.entry(index, message)
+            elif planned[index - 1] is None:
+                doctor.unrecognised(index)
                 verdict = None
             else:
-                verdict = doctor.entry(position, message, planned[position - 1])
+                verdict = doctor.entry(index, message, planned[index - 1])
             if verdict is None:
                 out.append(message)
             else:
                 changed |= _apply(out, message, verdict)
-        changed |= _apply(out, None, doctor.end(len(messages) + 1))
+        changed |= _apply(out, None, doctor.end(end + 1))
         refused = getattr(inner, "unfixable", None) or {}
         review = LineReview(
             findings=[_at_line(_why(f, refused), number) for f in doctor.findings],

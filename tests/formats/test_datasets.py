@@ -10,6 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 from anthropic.types import MessageParam
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 from typer.testing import CliRunner
@@ -20,6 +22,8 @@ from apx_doctor.formats import detect_format
 from apx_doctor.formats._layout import Layout, dumps_like, layout_of
 from apx_doctor.formats.base import DEFAULT_MARKER, Detection
 from apx_doctor.formats.datasets import DatasetsAdapter
+
+import strategies
 
 SAMPLE = "datasets/openai_finetune_final_call_is_target.jsonl"
 _CHAT = TypeAdapter(list[ChatCompletionMessageParam])
@@ -553,3 +557,42 @@ def test_every_row_of_the_llamafactory_sample_has_a_layout_a_rewrite_can_keep(co
     layouts = [layout_of(raw, orjson.loads(raw)) for raw in raws]
     # Python's json.dumps wrote it: escaped where a row was all ASCII-safe, UTF-8 in 7 rows.
     assert set(layouts) == {Layout(", ", ": ", True), Layout(", ", ": ", False)}
+
+
+def _checked_rows(data: bytes, *, repair: bool, drop: bool) -> tuple:
+    from apx_doctor import stream
+    from apx_doctor.doctor import RepairOptions
+
+    config = stream.StreamConfig(input_format="datasets", repair=RepairOptions(drop_orphans=drop))
+    sink = stream.MemorySink() if repair else None
+    result = stream.run(data.splitlines(keepends=True), config, sink)
+    return [f.to_dict() for f in result.findings], [e.to_dict() for e in result.edits], sink and sink.getvalue()
+
+
+def _repeated_results(rows: list) -> list:
+    """Each chat row again with its first result repeated at its end: a duplicate, told from an
+    orphan only by what the row's quiet stretches settled."""
+    again = []
+    for row in rows:
+        messages = row.get("messages") if isinstance(row, dict) else None
+        results = [m for m in messages or [] if isinstance(m, dict) and m.get("role") == "tool"]
+        if results:
+            again.append({**row, "messages": [*messages, results[0]]})
+    return again
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=strategies.by_format()["datasets"].histories(), repair=st.booleans(), drop=st.booleans())
+def test_a_rows_quiet_stretches_are_judged_as_feeding_every_message_would(rows: list, repair: bool, drop: bool) -> None:
+    """A chat row's stretches with nothing pending are proven by ``clean_run`` and not fed: the same findings and bytes."""
+    from apx_doctor.formats.chat import ChatAdapter
+
+    data = b"".join(orjson.dumps(row) + b"\n" for row in rows * 2 + _repeated_results(rows))
+    fast = _checked_rows(data, repair=repair, drop=drop)
+    saved = ChatAdapter.clean_run
+    ChatAdapter.clean_run = None  # type: ignore[assignment,method-assign]
+    try:
+        fed = _checked_rows(data, repair=repair, drop=drop)
+    finally:
+        ChatAdapter.clean_run = saved  # type: ignore[method-assign]
+    assert fast == fed
