@@ -5,7 +5,11 @@ Every piece of transcript text goes through ``printable`` and reaches Rich as a
 
 Rich is imported only when there is something to draw: a clean run prints just
 its summary, which is written here byte for byte as Rich would write it (see
-``plain_line``), so a check of a clean file starts fast.
+``plain_line``), so a check of a clean file starts fast. A check's findings
+tables, to output that takes no colour (a pipe, a CI log), are laid out by
+``_plain_table`` as Rich lays them out, byte for byte, for a tenth of the
+time; a terminal's colours, and anything that module cannot vouch for, are
+Rich's to draw.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..model import FileReport, Finding
 from ..rules import Severity
-from . import RenderContext, neutral, report_skipped, shown_name, summary, summary_text
+from . import RenderContext, _plain_table, neutral, report_skipped, shown_name, summary, summary_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -123,7 +128,60 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
             else:
                 _write(ctx.err, plain)
         return
-    _render_rich(reports, ctx)
+    if not _render_plain(reports, ctx):
+        _render_rich(reports, ctx)
+
+
+def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
+    """Findings tables written as Rich writes them, without Rich, where that is certain; False: nothing written.
+
+    Only for output Rich would write no colour to, trimmed (no terminal), and
+    only for what a check draws: findings tables, their "and N more" line and
+    the summary. Everything is laid out first, then written.
+    """
+    width = _plain_width(ctx.out, ctx.color)
+    if width is None or any(_draws(r, ctx) and not _only_findings(r, ctx) for r in reports):
+        return False
+    limit = None if ctx.show_all else FIRST_ROWS
+    parts = []
+    for report in reports:
+        if not report.findings:
+            continue
+        drawn = _plain_findings(_findings_spec(report, limit, width), width)
+        more = _more_text(len(report.findings), limit, "finding")
+        lines = [] if more is None else _plain_table.folded(more, width)
+        if drawn is None or lines is None:
+            return False
+        parts.append(drawn + "".join(line + "\n" for line in lines))
+    summary_line = None
+    if not ctx.quiet:
+        summary_line = plain_line(ctx.err, ctx.color, summary_text(reports, ctx), _summary_style(reports))
+        if summary_line is None:
+            return False
+    _write(ctx.out, "".join(parts))
+    if summary_line is not None:
+        _write(ctx.err, summary_line)
+    return True
+
+
+def _only_findings(report: FileReport, ctx: RenderContext) -> bool:
+    return (
+        report.error is None
+        and report.backup is None
+        and not (ctx.command == "fix" and report.edits)
+        and not (ctx.mode == "in-place" and report.written)
+    )
+
+
+def _plain_width(stream: Any, color: bool | None) -> int | None:
+    """The console width where Rich would write to ``stream`` without colour, through ``_Trimmed``; else None."""
+    if sys.platform == "win32" or color or _is_tty(stream) or hasattr(stream, "rich_proxied_file"):
+        return None
+    import builtins
+
+    if hasattr(builtins, "get_ipython") or (color is None and _is_terminal(stream, os.environ)):
+        return None
+    return _console_width(stream, os.environ)
 
 
 def _draws(report: FileReport, ctx: RenderContext) -> bool:
@@ -166,14 +224,16 @@ def _more(out: Console, total: int, limit: int | None, what: str) -> None:
     """Count the rows a long table leaves out: thousands of rows help nobody, and cost seconds."""
     from rich.text import Text
 
-    if limit is not None and total > limit:
-        left = total - limit
-        out.print(
-            Text(
-                f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)",
-                style="dim",
-            )
-        )
+    more = _more_text(total, limit, what)
+    if more is not None:
+        out.print(Text(more, style="dim"))
+
+
+def _more_text(total: int, limit: int | None, what: str) -> str | None:
+    if limit is None or total <= limit:
+        return None
+    left = total - limit
+    return f"… and {left} more {what}{'' if left == 1 else 's'} in this file (--show-all prints every row; json output holds them all)"
 
 
 def _title(report: FileReport) -> Text:
@@ -189,43 +249,87 @@ def _title(report: FileReport) -> Text:
 NARROW = 100
 
 
+# A findings table's cells as (text, style) runs, before Rich or ``_plain_table`` lays them out.
+_Cell = list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _FindingsSpec:
+    title: tuple[str, str]  # the file's shown name, then "  (format)"
+    columns: list[_plain_table.Column]
+    rows: list[list[_Cell]]
+
+
+def _findings_spec(report: FileReport, limit: int | None, width: int | None) -> _FindingsSpec:
+    from ..safe import printable
+
+    narrow = width is not None and width < NARROW
+    advice = any(f.tool_kind for f in report.findings)
+    Column = _plain_table.Column
+    # Ids and names are never folded inside: one wider than its column is cut
+    # with an ellipsis (the json output holds it whole). Prose folds between words.
+    columns = [
+        Column("Line", right=True, wraps=False),
+        Column("Code", wraps=False),
+        *([] if narrow else [Column("Severity", wraps=False)]),
+        Column("Call id", wraps=False, max_width=20 if narrow else 32),
+        Column("Tool", wraps=False, max_width=16 if narrow else 40),
+        Column("What happened", ratio=3),
+        *([Column("Safe next", ratio=2)] if advice and not narrow else []),
+    ]
+    rows = []
+    for f in report.findings[:limit]:
+        line = "" if f.line is None else str(f.line) + (f"[{f.index}]" if f.index is not None else "")
+        style = _SEVERITY_STYLE[f.severity]
+        what: _Cell = [(printable(_what_happened(f), 200), "")]
+        if advice and narrow and f.tool_kind:
+            what.append(("\nnext: " + _safe_next(f), _KIND_STYLE.get(f.tool_kind, "")))
+        rows.append(
+            [
+                [(line, "")],
+                [(f.code, style if narrow else "")],
+                *([] if narrow else [[(str(f.severity), style)]]),
+                [(printable(f.call_id, 40), "")],
+                [(printable(f.tool, 40), "")],
+                what,
+                *([[(_safe_next(f), _KIND_STYLE.get(f.tool_kind, ""))]] if advice and not narrow else []),
+            ]
+        )
+    return _FindingsSpec((shown_name(report.path), f"  ({report.format})"), columns, rows)
+
+
 def _findings_table(report: FileReport, limit: int | None = None, width: int | None = None) -> Table:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    from ..safe import printable
-
-    narrow = width is not None and width < NARROW
-    table = Table(title=_title(report), title_justify="left", box=box.SIMPLE_HEAD, expand=False)
-    table.add_column("Line", justify="right", no_wrap=True)
-    table.add_column("Code", no_wrap=True)
-    if not narrow:
-        table.add_column("Severity", no_wrap=True)
-    # Ids and names are never folded inside: one wider than its column is cut
-    # with an ellipsis (the json output holds it whole). Prose folds between words.
-    table.add_column("Call id", no_wrap=True, overflow="ellipsis", max_width=20 if narrow else 32)
-    table.add_column("Tool", no_wrap=True, overflow="ellipsis", max_width=16 if narrow else 40)
-    table.add_column("What happened", overflow="ellipsis", ratio=3)
-    advice = any(f.tool_kind for f in report.findings)
-    if advice and not narrow:
-        table.add_column("Safe next", overflow="ellipsis", ratio=2)
-    for f in report.findings[:limit]:
-        line = "" if f.line is None else str(f.line) + (f"[{f.index}]" if f.index is not None else "")
-        style = _SEVERITY_STYLE[f.severity]
-        what = Text(printable(_what_happened(f), 200))
-        if advice and narrow and f.tool_kind:
-            what.append("\nnext: " + _safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))
-        table.add_row(
-            Text(line),
-            Text(f.code, style=style if narrow else ""),
-            *([] if narrow else [Text(str(f.severity), style=style)]),
-            Text(printable(f.call_id, 40)),
-            Text(printable(f.tool, 40)),
-            what,
-            *([Text(_safe_next(f), style=_KIND_STYLE.get(f.tool_kind, ""))] if advice and not narrow else []),
+    spec = _findings_spec(report, limit, width)
+    title = Text(spec.title[0], style="bold")
+    title.append(spec.title[1], style="dim")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
+    for column in spec.columns:
+        table.add_column(
+            column.header,
+            justify="right" if column.right else "left",
+            no_wrap=not column.wraps,
+            overflow="ellipsis",
+            max_width=column.max_width,
+            ratio=column.ratio,
         )
+    for row in spec.rows:
+        texts = []
+        for cell in row:
+            text = Text(cell[0][0], style=cell[0][1])
+            for part, style in cell[1:]:
+                text.append(part, style=style)
+            texts.append(text)
+        table.add_row(*texts)
     return table
+
+
+def _plain_findings(spec: _FindingsSpec, width: int) -> str | None:
+    rows = [["".join(part for part, _style in cell) for cell in row] for row in spec.rows]
+    return _plain_table.table("".join(spec.title), spec.columns, rows, width)
 
 
 def _what_happened(f: Finding) -> str:
