@@ -17,17 +17,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..model import FileReport, Finding
 from ..rules import Severity
-from . import RenderContext, _plain_table, neutral, report_skipped, shown_name, summary, summary_text
+from . import RenderContext, neutral, report_skipped, shown_name, summary, summary_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from . import _plain_table
 
 _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 ARGUMENTS_WIDTH = 80
@@ -139,6 +140,8 @@ def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
     only for what a check draws: findings tables, their "and N more" line and
     the summary. Everything is laid out first, then written.
     """
+    from ._plain_table import folded
+
     width = _plain_width(ctx.out, ctx.color)
     if width is None or any(_draws(r, ctx) and not _only_findings(r, ctx) for r in reports):
         return False
@@ -149,7 +152,7 @@ def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
             continue
         drawn = _plain_findings(_findings_spec(report, limit, width), width)
         more = _more_text(len(report.findings), limit, "finding")
-        lines = [] if more is None else _plain_table.folded(more, width)
+        lines = [] if more is None else folded(more, width)
         if drawn is None or lines is None:
             return False
         parts.append(drawn + "".join(line + "\n" for line in lines))
@@ -253,19 +256,23 @@ NARROW = 100
 _Cell = list[tuple[str, str]]
 
 
-@dataclass(frozen=True, slots=True)
 class _FindingsSpec:
-    title: tuple[str, str]  # the file's shown name, then "  (format)"
-    columns: list[_plain_table.Column]
-    rows: list[list[_Cell]]
+    """A findings table before layout. (A plain class: a clean run imports this module and builds none.)"""
+
+    __slots__ = ("columns", "rows", "title")
+
+    def __init__(self, title: tuple[str, str], columns: list[_plain_table.Column], rows: list[list[_Cell]]) -> None:
+        self.title = title  # the file's shown name, then "  (format)"
+        self.columns = columns
+        self.rows = rows
 
 
 def _findings_spec(report: FileReport, limit: int | None, width: int | None) -> _FindingsSpec:
     from ..safe import printable
+    from ._plain_table import Column
 
     narrow = width is not None and width < NARROW
     advice = any(f.tool_kind for f in report.findings)
-    Column = _plain_table.Column
     # Ids and names are never folded inside: one wider than its column is cut
     # with an ellipsis (the json output holds it whole). Prose folds between words.
     columns = [
@@ -329,7 +336,9 @@ def _findings_table(report: FileReport, limit: int | None = None, width: int | N
 
 def _plain_findings(spec: _FindingsSpec, width: int) -> str | None:
     rows = [["".join(part for part, _style in cell) for cell in row] for row in spec.rows]
-    return _plain_table.table("".join(spec.title), spec.columns, rows, width)
+    from ._plain_table import table
+
+    return table("".join(spec.title), spec.columns, rows, width)
 
 
 def _what_happened(f: Finding) -> str:
