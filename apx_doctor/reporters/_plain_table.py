@@ -109,7 +109,7 @@ def _cell(text: str, room: int) -> tuple[int, int]:
         high = max(map(len, lines), default=0)
         words = text.split()
         low = max(map(len, words)) if words else high
-        low, high = _normal(min(low, high), high, room)
+        low, high = _normal(low, high, room)
         if high < 1:
             low, high = 0, 0
         low, high = min(low + 2, room), min(high + 2, room)
@@ -164,9 +164,9 @@ def _row(columns: Sequence[Column], widths: list[int], row: Sequence[str], *, he
     lines = []
     for n in range(height):
         parts = [block[n] if n < len(block) else " " * (w - 2) for block, w in zip(blocks, widths)]
-        lines.append((" " + "   ".join(parts)).rstrip(" ") if parts else "")
-    # (" " edge + " " padding, and "   " between: right padding, separator, left padding.)
-    return [" " + line if line else line for line in lines]
+        # The edge and a cell's left padding, then between cells: right padding, separator, left padding.
+        lines.append(("  " + "   ".join(parts)).rstrip(" "))
+    return lines
 
 
 def _wrapped(text: str, column: Column, width: int) -> list[str]:

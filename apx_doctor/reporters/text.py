@@ -143,7 +143,7 @@ def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
     from ._plain_table import folded
 
     width = _plain_width(ctx.out, ctx.color)
-    if width is None or any(_draws(r, ctx) and not _only_findings(r, ctx) for r in reports):
+    if width is None or any(_beyond_findings(r, ctx) or r.backup is not None for r in reports):
         return False
     limit = None if ctx.show_all else FIRST_ROWS
     parts = []
@@ -167,15 +167,6 @@ def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
     return True
 
 
-def _only_findings(report: FileReport, ctx: RenderContext) -> bool:
-    return (
-        report.error is None
-        and report.backup is None
-        and not (ctx.command == "fix" and report.edits)
-        and not (ctx.mode == "in-place" and report.written)
-    )
-
-
 def _plain_width(stream: Any, color: bool | None) -> int | None:
     """The console width where Rich would write to ``stream`` without colour, through ``_Trimmed``; else None."""
     if sys.platform == "win32" or color or _is_tty(stream) or hasattr(stream, "rich_proxied_file"):
@@ -189,11 +180,13 @@ def _plain_width(stream: Any, color: bool | None) -> int | None:
 
 def _draws(report: FileReport, ctx: RenderContext) -> bool:
     """Whether ``_render_rich`` prints anything for ``report`` besides the summary."""
+    return bool(report.findings) or _beyond_findings(report, ctx)
+
+
+def _beyond_findings(report: FileReport, ctx: RenderContext) -> bool:
+    """Whether ``report`` draws more than a findings table: an error, a repairs table, a file written."""
     return bool(
-        report.error is not None
-        or report.findings
-        or (ctx.command == "fix" and report.edits)
-        or (ctx.mode == "in-place" and report.written)
+        report.error is not None or (ctx.command == "fix" and report.edits) or (ctx.mode == "in-place" and report.written)
     )
 
 
