@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import PASS_OVER, Entry, PendingCall, ToolCall
 from .base import (
@@ -45,6 +45,9 @@ from .base import (
     stable_uuid,
     without_last_results,
 )
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 # Inserted uuids are uuid5(this, session/call line/call id): a second run writes the same bytes.
 # The namespace is uuid5(NAMESPACE_URL, NAMESPACE_NAME), written out so that a
@@ -162,6 +165,12 @@ class ClaudeCodeAdapter(FormatAdapter):
             if _is_claude_code_line(obj):
                 level = Detection.CERTAIN
         return level
+
+    def quiet_lines(self) -> QuietLines:
+        # Imported here: a check no longer than the head never loads msgspec.
+        from ._claude_code_quiet import ClaudeCodeQuietLines
+
+        return ClaudeCodeQuietLines(self)
 
     # -- what a line is -------------------------------------------------------
 
