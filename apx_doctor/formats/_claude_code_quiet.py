@@ -184,7 +184,7 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
             clean = parent in adapter._new or parent in adapter._old
         if adapter._session is None:
             adapter._session = line.sessionId
-        adapter._thread = _MAIN
+        # (``_thread`` is left: it is read only for the line just classified.)
         if uuid is not None:
             if clean:
                 adapter._new[uuid] = parent
@@ -216,114 +216,108 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
         if line.promptId is not None:
             prompt_ids[_MAIN] = line.promptId
 
-    def assistant(line: _Line, step: Step) -> int:
-        nonlocal step_reply, step_new_reply
-        message = line.message
-        if message is None:
-            return DEVIATES  # no message object: the general code says what it is
-        reply = message.id or line.requestId
-        content = message.content
-        calls = None
-        if type(content) is list:
-            for block in content:
-                if block.type == "tool_use" and block.id is not None:
-                    if calls is None:
-                        calls = [block.id]
-                    else:
-                        calls.append(block.id)
-        waiting = step.waiting
-        if waiting is None:
-            new_reply = reply is None or replies.get(_MAIN) != reply
-            if calls is None:
-                chain(line)
-                if new_reply:
-                    begin_reply(reply, line.uuid)
-                return QUIET
-            if len(calls) == 1:  # one call, the common case: no id can repeat
-                step.waiting = {calls[0]}
-                step.mark = len(step.answered)
-            elif not step.open(calls):
-                return DEVIATES
-            held.clear()
-            held.append(line)
-            step_reply, step_new_reply = reply, new_reply
-            return OPENS
-        if reply is None or reply != step_reply:
-            return DEVIATES  # a new reply closes the calls still waiting
-        if calls is not None:
-            for call_id in calls:
-                if call_id in waiting:
-                    return DEVIATES  # a call id already waiting: the engine reports it
-                waiting.add(call_id)
-        held.append(line)
-        return HELD
-
-    def user(line: _Line, step: Step) -> int:
-        waiting = step.waiting
-        if line.isMeta is not True:
-            message = line.message
-            if message is None:
-                return DEVIATES
-            content = message.content
-            if type(content) is list:
-                answered = None
-                for block in content:
-                    if block.type != "tool_result":
-                        continue
-                    call_id = block.tool_use_id
-                    if waiting is None or call_id is None or call_id not in waiting:
-                        return DEVIATES  # stray, duplicate or late: the engine's to report
-                    raw = view(block.content)
-                    if not (raw[0] == 0x22 and len(raw) > plain_above) and not plain(raw):
-                        return DEVIATES  # the marker or a placeholder, maybe
-                    waiting.remove(call_id)
-                    if answered is None:
-                        answered = step.answered
-                    answered.append(call_id)
-                if answered is not None:
-                    if waiting:
-                        held.append(line)
-                        return HELD
-                    step.waiting = None
-                    let_go(line)
-                    return ENDS
-            elif content is None:
-                return DEVIATES  # content neither a string nor a list: the general code's
-            spoken = _spoken(content)
-            if not spoken:
-                return DEVIATES
-            if spoken != _NOTICE:
-                if waiting is not None:
-                    return DEVIATES  # a prompt (or a command's output) closes the calls waiting
-                chain(line)
-                if line.promptId is not None:
-                    prompt_ids[_MAIN] = line.promptId
-                replies[_MAIN] = None
-                return QUIET
-        # Passed over: caveats and skill bodies (``isMeta``), a background task's notice.
-        if waiting is not None:
-            held.append(line)
-            return HELD
-        chain(line)
-        if line.promptId is not None:
-            prompt_ids[_MAIN] = line.promptId
-        return QUIET
-
     def take(line: _Line, step: Step) -> int:
+        # One function, the kinds inlined: this runs for every line of a stretch.
+        nonlocal step_reply, step_new_reply
         if line.isSidechain:
             return DEVIATES  # a sub-agent's thread: the general way
         kind = line.type
+        waiting = step.waiting
         if kind == "assistant":
-            return assistant(line, step)
+            message = line.message
+            if message is None:
+                return DEVIATES  # no message object: the general code says what it is
+            reply = message.id or line.requestId
+            content = message.content
+            calls = None
+            if type(content) is list:
+                for block in content:
+                    if block.type == "tool_use" and block.id is not None:
+                        if calls is None:
+                            calls = [block.id]
+                        else:
+                            calls.append(block.id)
+            if waiting is None:
+                new_reply = reply is None or replies.get(_MAIN) != reply
+                if calls is None:
+                    chain(line)
+                    if new_reply:
+                        begin_reply(reply, line.uuid)
+                    return QUIET
+                if len(calls) == 1:  # one call, the common case: no id can repeat
+                    step.waiting = {calls[0]}
+                    step.mark = len(step.answered)
+                elif not step.open(calls):
+                    return DEVIATES
+                held.clear()
+                held.append(line)
+                step_reply, step_new_reply = reply, new_reply
+                return OPENS
+            if reply is None or reply != step_reply:
+                return DEVIATES  # a new reply closes the calls still waiting
+            if calls is not None:
+                for call_id in calls:
+                    if call_id in waiting:
+                        return DEVIATES  # a call id already waiting: the engine reports it
+                    waiting.add(call_id)
+            held.append(line)
+            return HELD
         if kind == "user":
-            return user(line, step)
+            if line.isMeta is not True:
+                message = line.message
+                if message is None:
+                    return DEVIATES
+                content = message.content
+                if type(content) is list:
+                    answered = None
+                    for block in content:
+                        if block.type != "tool_result":
+                            continue
+                        answers = block.tool_use_id
+                        if waiting is None or answers is None or answers not in waiting:
+                            return DEVIATES  # stray, duplicate or late: the engine's to report
+                        raw = view(block.content)
+                        if not (raw[0] == 0x22 and len(raw) > plain_above) and not plain(raw):
+                            return DEVIATES  # the marker or a placeholder, maybe
+                        waiting.remove(answers)
+                        if answered is None:
+                            answered = step.answered
+                        answered.append(answers)
+                    if answered is not None:
+                        if waiting:
+                            held.append(line)
+                            return HELD
+                        step.waiting = None
+                        let_go(line)
+                        return ENDS
+                elif content is None:
+                    return DEVIATES  # content neither a string nor a list: the general code's
+                spoken = _spoken(content)
+                if not spoken:
+                    return DEVIATES
+                if spoken != _NOTICE:
+                    if waiting is not None:
+                        return DEVIATES  # a prompt (or a command's output) closes the calls waiting
+                    chain(line)
+                    if line.promptId is not None:
+                        prompt_ids[_MAIN] = line.promptId
+                    replies[_MAIN] = None
+                    return QUIET
+            # Passed over: caveats and skill bodies (``isMeta``), a background task's notice.
+            if waiting is not None:
+                held.append(line)
+                return HELD
+            chain(line)
+            if line.promptId is not None:
+                prompt_ids[_MAIN] = line.promptId
+            return QUIET
         if kind == "system" and line.subtype == "compact_boundary":
-            if step.waiting is not None:
+            if waiting is not None:
                 return DEVIATES  # compaction leaves the calls waiting unanswered
             chain(line)
             replies[_MAIN] = None
             return QUIET
-        if step.waiting is not None:
+        if waiting is not None:
             held.append(line)
             return HELD
         chain(line)
