@@ -333,6 +333,23 @@ def test_golden_claude_code_cases_say_the_same_through_the_quiet_loop(case: Path
         same_both_ways((case / "input.jsonl").read_bytes(), "claude-code", chunk=chunk, repair=repair, drop=drop)
 
 
+def _recordings() -> list[Path]:
+    """Real Claude Code sessions: the shared corpus's (when it is beside the project) and a reliability sample."""
+    from tests.conftest import corpus_samples, expected_format
+
+    shared = [p for p in corpus_samples() if expected_format(p) == "claude-code"]
+    return [*shared, Path(__file__).parent / "reliability" / "data" / "claude-code-repeated-sidechain-uuids.jsonl"]
+
+
+@pytest.mark.parametrize("recording", _recordings(), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_real_sessions_say_the_same_through_the_quiet_loop(recording: Path, repair: bool) -> None:
+    data = recording.read_bytes()
+    for head in (1, 3):
+        for chunk in (16, 1 << 16):
+            same_both_ways(data, "claude-code", head=head, chunk=chunk, repair=repair)
+
+
 _ODD = st.sampled_from([odd for odd, _code in ODD_LINES.values()])
 
 

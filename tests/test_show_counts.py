@@ -5,7 +5,7 @@ where a repair puts its record. Lines a format's quiet loop takes are never
 classified, so the counts come from the step they were taken in; these
 properties hold them to the line-by-line reading, for each format with quiet
 lines, on drawn histories with extra turns dropped in anywhere (prompts typed
-while calls wait, results followed by text, prompts Codex records as events).
+while calls wait, results followed by text, prompts Codex records as events, Claude Code's command output and notices).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from apx_doctor.formats import adapter_class
 from apx_doctor.formats.chat import ChatAdapter
 
 import strategies
+from strategies import claude_code
 
 _TURNS = {
     "chat": [{"role": "user", "content": "and now?"}, {"role": "system", "content": "be brief"}],
@@ -53,6 +54,18 @@ _TURNS = {
             "type": "response_item",
             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>"}]},
         },
+    ],
+    "claude-code": [
+        claude_code.prompt("00000000-0000-4000-8000-100000000001", None, "and now?"),
+        claude_code.prompt("00000000-0000-4000-8000-100000000002", None, [{"type": "text", "text": "and now?"}]),
+        claude_code.prompt("00000000-0000-4000-8000-100000000003", None, "<local-command-stdout>ok"),
+        claude_code.prompt("00000000-0000-4000-8000-100000000004", None, "<task-notification>done"),
+        {**claude_code.prompt("00000000-0000-4000-8000-100000000005", None, "Caveat"), "isMeta": True},
+        claude_code.prompt(
+            "00000000-0000-4000-8000-100000000006",
+            None,
+            [{"type": "tool_result", "tool_use_id": "toolu_00_0", "content": "ok"}, {"type": "text", "text": "go"}],
+        ),
     ],
 }
 
