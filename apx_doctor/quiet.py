@@ -15,7 +15,9 @@ Anything else is a deviation: the lines held of the step in progress are read
 again, and so is the line itself, by the general code (orjson, ``classify``,
 ``feed``), so every finding and every byte written is the one that code
 makes. A deviation is cheap and always safe; only what ``take`` takes must be
-certain.
+certain. Where deviations are the rule (lines the format does not type), the
+typed decode of each would be spent in vain: such chunks are read whole for a
+while (``WHOLE_SHARE``, ``RESTING``).
 
 Exactness of the decoder: msgspec refuses what orjson refuses (malformed JSON,
 NaN, lone surrogates, trailing bytes), with two exceptions inside a value it
@@ -48,6 +50,12 @@ UTF8_PIECE = 1 << 14
 # A valid JSON line of n bytes nests at most n / 2 deep: a line this short
 # cannot reach orjson's depth limit, which msgspec does not keep to.
 SHALLOW = 2 * jsonl.MAX_DEPTH
+# Where more than one line in WHOLE_SHARE of a chunk had to be read whole (a
+# Claude Code sub-agent's file, say, whose lines the format does not type), the
+# next RESTING chunks are read whole straight away, without the typed decode
+# each such line would cost in vain; then typing is tried again.
+WHOLE_SHARE = 4
+RESTING = 8
 
 
 # What ``QuietLines.take`` says of a line. DEVIATES (falsy): the general code
@@ -154,6 +162,9 @@ class _Loop:
         # The line read whole last, and the last line a stretch since wrote.
         self.stretch_from = run_.number
         self.last: bytes | None = None
+        # Lines read whole so far, and chunks still to be read whole before typing is tried again.
+        self.read_whole = 0
+        self.resting = 0
 
     def run(self, chunks: Iterable[bytes]) -> None:
         number = self.run_.number
@@ -169,13 +180,17 @@ class _Loop:
         # does (``bytes.split`` looks at each byte in turn, which costs more
         # than the typed decode on long lines).
         lines = BytesIO(chunk)
-        if chunk.isascii() or _utf8(chunk):
-            return self.typed(lines, number)
+        if self.resting:
+            self.resting -= 1
+        elif chunk.isascii() or _utf8(chunk):
+            start, whole = number, self.read_whole
+            number = self.typed(lines, number)
+            if (self.read_whole - whole) * WHOLE_SHARE > number - start:
+                self.resting = RESTING
+            return number
+        # Invalid UTF-8 somewhere, or a chunk resting: every line is read whole.
         self.deviate(number + 1)
-        for raw in lines:
-            number += 1
-            self.general(raw, number)
-        return number
+        return self.whole(lines, number)
 
     def quiet(self) -> bool:
         """Whether lines may be taken: no call pending, in the self-check's engine too.
@@ -265,11 +280,22 @@ class _Loop:
 
         run_ = self.run_
         self.stretch_from = number
+        self.read_whole += 1
         run_.number = number - 1  # the loops count it
         if self.keep is not None:
             run_.line(raw, jsonl.parse(raw))
         else:
             _check_loop(run_, (raw,))
+
+    def whole(self, lines: Iterable[bytes], number: int) -> int:
+        """Every line after line ``number`` read whole, by ``stream``'s own loop; returns the last line's number."""
+        from .stream import _check_loop, _repair_loop  # stream imports this module
+
+        run_ = self.run_
+        run_.number = number
+        (_check_loop if self.keep is None else _repair_loop)(run_, lines)
+        self.stretch_from = run_.number
+        return run_.number
 
 
 def _chunks(handle: BinaryIO) -> Iterator[bytes]:

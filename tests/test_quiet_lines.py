@@ -250,6 +250,33 @@ def test_a_quiet_stretch_is_not_classified(repair: bool, monkeypatch) -> None:
         assert out == data[:cut] + _result("z", DEFAULT_MARKER) + data[cut:]
 
 
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_a_stretch_the_format_cannot_type_is_read_whole_then_typing_resumes(repair: bool, monkeypatch) -> None:
+    """Chunks where most lines go the general way are read whole for a while, with the same report and bytes."""
+    classified = []
+    classify = ChatAdapter.classify
+    monkeypatch.setattr(ChatAdapter, "classify", lambda self, obj: classified.append(obj) or classify(self, obj))
+    # 300 stray results (each read whole: the engine reports it), then 1,000 clean steps.
+    strays = b"".join(_result(f"ghost{i}") for i in range(300))
+    steps = b"".join(_call(f"q{i}") + _result(f"q{i}") for i in range(1000))
+    data = _HEAD + strays + steps + _CUT
+    chunk = 1 << 12
+    said = _same_both_ways(data, head=64, chunk=chunk, repair=repair)
+    assert [f["code"] for f in said[0]] == ["APX002"] * 300 + ["APX001"]
+    if repair:
+        cut = data.rindex(b"\n") + 1
+        assert said[4] == data[:cut] + _result("z", DEFAULT_MARKER) + data[cut:]
+        return
+    classified.clear()
+    monkeypatch.setattr(quiet, "RESTING", 3)
+    _check(data, typed=True, head=64, chunk=chunk)
+    # The strays and the cut, then three chunks of clean steps read whole while
+    # typing rested (the last, cut where a chunk ends, in part); once typing
+    # resumed, the clean steps were taken unclassified.
+    per_chunk = 2 * chunk / len(_call("q0") + _result("q0"))
+    assert 302 + 2 * per_chunk < len(classified) - 64 < 302 + 4 * per_chunk
+
+
 def test_a_marker_with_a_lone_surrogate_matches_no_line() -> None:
     # From the library (the CLI refuses it): no valid line holds such text, so no result is the marker.
     data = _HEAD + _call("a") + _result("a", "x") + _call("b") + _result("b", "aborted") + _CUT

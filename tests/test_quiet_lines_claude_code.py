@@ -333,6 +333,25 @@ def test_golden_claude_code_cases_say_the_same_through_the_quiet_loop(case: Path
         same_both_ways((case / "input.jsonl").read_bytes(), "claude-code", chunk=chunk, repair=repair, drop=drop)
 
 
+def _as_sub_agent(data: bytes) -> bytes:
+    """The session as a sub-agent's file (``agent-*.jsonl``): every line of its one sidechain thread."""
+    lines = []
+    for raw in data.splitlines(keepends=True):
+        line = orjson.loads(raw)
+        if "uuid" in line:
+            line.update(isSidechain=True, agentId="a1b2c3d")
+        lines.append(orjson.dumps(line) + (b"\n" if raw.endswith(b"\n") else b""))
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_a_sub_agent_file_is_read_whole_and_says_the_same(repair: bool) -> None:
+    """No sidechain line is typed: the loop reads such chunks whole, and finds what the line-by-line reading finds."""
+    data = _as_sub_agent(_HEAD + _CUT)
+    findings = same_both_ways(data, "claude-code", head=2, chunk=1 << 10, repair=repair)[0]
+    assert [(f["code"], f["call_id"]) for f in findings] == [("APX001", "lost"), ("APX001", "z")]
+
+
 def _recordings() -> list[Path]:
     """Real Claude Code sessions: the shared corpus's (when it is beside the project) and a reliability sample."""
     from tests.conftest import corpus_samples, expected_format
