@@ -31,7 +31,7 @@ that many goes the general way.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from io import BytesIO
 from itertools import chain
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -50,11 +50,12 @@ UTF8_PIECE = 1 << 14
 # A valid JSON line of n bytes nests at most n / 2 deep: a line this short
 # cannot reach orjson's depth limit, which msgspec does not keep to.
 SHALLOW = 2 * jsonl.MAX_DEPTH
-# Where more than one line in WHOLE_SHARE of a chunk had to be read whole (a
-# Claude Code sub-agent's file, say, whose lines the format does not type), the
-# next RESTING chunks are read whole straight away, without the typed decode
-# each such line would cost in vain; then typing is tried again.
+# Where more than one line in WHOLE_SHARE of a chunk of at least JUDGED lines
+# had to be read whole (lines of a kind the format does not type), the next
+# RESTING chunks are read whole straight away, without the typed decode each
+# such line would cost in vain; then typing is tried again.
 WHOLE_SHARE = 4
+JUDGED = 8
 RESTING = 8
 
 
@@ -90,6 +91,14 @@ class QuietLines(Protocol):
         Asked only by ``show``, whose summary counts turns; ``raw`` is the line.
         """
 
+    def thread(self) -> Hashable:
+        """The thread a stretch from here follows (``Step.thread``): that of the line read whole last.
+
+        None for a format of one thread. ``take`` takes lines of that thread
+        only; the engine is asked whether it is quiet, and told the calls its
+        stretch answered.
+        """
+
 
 class Step:
     """The step in progress within a quiet stretch, and the ids its stretch answered.
@@ -97,15 +106,16 @@ class Step:
     ``waiting`` is None between steps; else the ids of the step's calls still
     unanswered. ``answered`` holds the ids answered since the engine was last
     told, in the order their results came; those from ``mark`` on belong to
-    the step in progress.
+    the step in progress. ``thread`` is the engine's thread they are all of.
     """
 
-    __slots__ = ("answered", "mark", "waiting")
+    __slots__ = ("answered", "mark", "thread", "waiting")
 
-    def __init__(self) -> None:
+    def __init__(self, thread: Hashable = None) -> None:
         self.waiting: set[str] | None = None
         self.answered: list[str] = []
         self.mark = 0
+        self.thread = thread
 
     def open(self, call_ids: list[str]) -> int:
         """A step starts with these calls (``OPENS``); ``DEVIATES`` when an id repeats (the engine reports it)."""
@@ -185,7 +195,7 @@ class _Loop:
         elif chunk.isascii() or _utf8(chunk):
             start, whole = number, self.read_whole
             number = self.typed(lines, number)
-            if (self.read_whole - whole) * WHOLE_SHARE > number - start:
+            if number - start >= JUDGED and (self.read_whole - whole) * WHOLE_SHARE > number - start:
                 self.resting = RESTING
             return number
         # Invalid UTF-8 somewhere, or a chunk resting: every line is read whole.
@@ -198,9 +208,14 @@ class _Loop:
         A repair also waits for the first line ending to be known: the first
         line kept gives it (``_Pass._track``).
         """
+        # Read whole last, the line says which thread the stretch follows (no step is in progress then,
+        # or its lines and this one are of that thread). A repair follows the first thread only: its
+        # self-check's adapter reads no line taken, and where a format tells threads apart by earlier
+        # lines (a Claude Code sub-agent's, by its parents) it could tell them otherwise.
+        thread = self.step.thread = self.lines.thread() if self.checker is None else None
         if self.checker is None:
-            return self.engine.quiet(None)
-        return self.engine.quiet(None) and self.checker.quiet(None) and self.run_.default_terminator is not None
+            return self.engine.quiet(thread)
+        return self.engine.quiet(thread) and self.checker.quiet(thread) and self.run_.default_terminator is not None
 
     def typed(self, lines: Iterable[bytes], number: int) -> int:
         """The hot loop: a line the format takes costs its typed decode and ``take``."""
@@ -248,9 +263,9 @@ class _Loop:
         """Before line ``number`` is read whole: tell both engines what was taken, then read the held lines again."""
         done = self.step.settled()
         if done:
-            self.engine.answered(done)
+            self.engine.answered(done, self.step.thread)
             if self.checker is not None:
-                self.checker.answered(done)
+                self.checker.answered(done, self.step.thread)
         if self.keep is not None:
             # Every line since the last read whole was taken: written, or held.
             run_ = self.run_

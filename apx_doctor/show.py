@@ -277,6 +277,9 @@ class _CountedTurns:
     def opens(self, line: Any, raw: bytes) -> bool:
         return self._lines.opens(line, raw)
 
+    def thread(self) -> Hashable:
+        return self._lines.thread()
+
 
 def _parse(number: int, raw: bytes) -> Any:
     return jsonl.parse(raw.removeprefix(jsonl.BOM) if number == 1 else raw)

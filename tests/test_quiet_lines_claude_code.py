@@ -71,9 +71,9 @@ class _Session:
         return self._line(progress, call_id)
 
 
-def _session() -> tuple[bytes, bytes]:
+def _session(tag: str = "aaaaaaaa") -> tuple[bytes, bytes]:
     """A quiet history (40 clean steps, a call closed as interrupted) and its cut tail."""
-    s = _Session("aaaaaaaa")
+    s = _Session(tag)
     head = orjson.dumps({"type": "queue-operation", "operation": "dequeue", "sessionId": SESSION}) + b"\n"
     head += s.prompt()
     for i in range(40):
@@ -83,13 +83,24 @@ def _session() -> tuple[bytes, bytes]:
             head += s.call(f"r{i}", f"h{i}") + s.call(f"r{i}", f"g{i}") + s.result(f"g{i}") + s.hook(f"g{i}")
             head += s.result(f"h{i}", "x" * 300)
         if i % 7 == 0:
-            head += s.text(f"t{i}") + s.prompt(f"step {i}")
+            head += s.text(f"t{i}")
+            if i == 0:
+                # A sub-agent's first line: its thread is known from here on.
+                head += orjson.dumps(prompt(f"{tag}-0000-4000-8000-a00000000001", None, "look", agent="a1")) + b"\n"
+            head += s.prompt(f"step {i}")
     head += s.call("lost", "lost") + s.prompt("next")
     cut = s.prompt("end") + s.call("z", "z") + s.hook("z") + s.prompt("cut").rstrip(b"\n")
     return head, cut
 
 
 _HEAD, _CUT = _session()
+
+
+def _session_of(tag: str) -> bytes:
+    head, _cut = _session(tag)
+    return head
+
+
 _HEAD_TIP = orjson.loads(_HEAD.splitlines()[-1])["uuid"]
 
 
@@ -197,6 +208,18 @@ ODD_LINES: dict[str, tuple[bytes, object]] = {
     "a block that is no object": (_user(["hi"]), None),
     "a block with no type": (_user([{"text": "hi"}]), None),
     "a sub-agent prompt": (_user("look", isSidechain=True, agentId="a1"), None),
+    "a result in a known sub-agent's thread": (
+        _user([{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}], isSidechain=True, agentId="a1"),
+        "APX002",
+    ),
+    "a result below a known sub-agent's line": (
+        _user(
+            [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}],
+            isSidechain=True,
+            parentUuid="aaaaaaaa-0000-4000-8000-a00000000001",
+        ),
+        "APX002",
+    ),
     "a sub-agent result": (
         _user([{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}], isSidechain=True),
         None,
@@ -305,21 +328,26 @@ def test_the_inserted_line_chains_into_the_tree_the_taken_lines_built() -> None:
         assert record["promptId"] == turn["promptId"]
 
 
+@pytest.mark.parametrize("sub_agent", [False, True], ids=["main thread", "sub-agent file"])
 @pytest.mark.parametrize("held", [False, True], ids=["between steps", "within a step"])
-def test_only_user_lines_give_the_record_its_prompt_id(held: bool) -> None:
+def test_the_record_takes_the_prompt_id_of_the_threads_last_user_line(held: bool, sub_agent: bool) -> None:
     """Claude Code writes ``promptId`` on user lines; one on another line, taken or held, is not the turn's."""
     s = _Session("bbbbbbbb")
     s.tip = _HEAD_TIP  # its results carry no prompt id, as before Claude Code 2.1
     hook = s._line(progress, "c1", promptId="p-hook")
+    notice = s._line(prompt, "<task-notification>done", promptId="p-notice")
     if held:
-        tail = s.call("one", "c1") + hook + s.result("c1")
+        tail = s.call("one", "c1") + notice + hook + s.result("c1")
     else:
-        tail = s.call("one", "c1") + s.result("c1") + hook
+        tail = s.call("one", "c1") + s.result("c1") + notice + hook
     tail += s.call("two", "cut")
-    findings, _edits, _unparsed, _lines, out = same_both_ways(_HEAD + tail, "claude-code", head=2, repair=True)
+    data = _HEAD + tail
+    findings, _edits, _unparsed, _lines, out = same_both_ways(
+        _as_sub_agent(data) if sub_agent else data, "claude-code", head=2, repair=True
+    )
     assert [f["call_id"] for f in findings] == ["lost", "cut"]
     record = orjson.loads(out.splitlines()[-1])
-    assert record["toolUseResult"] == DEFAULT_MARKER and record["promptId"] == orjson.loads(_HEAD.splitlines()[-1])["promptId"]
+    assert record["toolUseResult"] == DEFAULT_MARKER and record["promptId"] == "p-notice"
 
 
 @pytest.mark.parametrize("case", sorted(p.parent for p in CASES.glob("*/input.jsonl")), ids=lambda c: c.name)
@@ -333,23 +361,59 @@ def test_golden_claude_code_cases_say_the_same_through_the_quiet_loop(case: Path
         same_both_ways((case / "input.jsonl").read_bytes(), "claude-code", chunk=chunk, repair=repair, drop=drop)
 
 
-def _as_sub_agent(data: bytes) -> bytes:
-    """The session as a sub-agent's file (``agent-*.jsonl``): every line of its one sidechain thread."""
+def _as_sub_agent(data: bytes, named: int | None = None) -> bytes:
+    """The session as a sub-agent's file (``agent-*.jsonl``): every line of its one sidechain thread.
+
+    Claude Code names the agent on every line; some writers name it on the first ``named`` lines only.
+    """
     lines = []
     for raw in data.splitlines(keepends=True):
         line = orjson.loads(raw)
         if "uuid" in line:
-            line.update(isSidechain=True, agentId="a1b2c3d")
+            line["isSidechain"] = True
+            if named is None or len(lines) < named:
+                line["agentId"] = "a1b2c3d"
         lines.append(orjson.dumps(line) + (b"\n" if raw.endswith(b"\n") else b""))
     return b"".join(lines)
 
 
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
-def test_a_sub_agent_file_is_read_whole_and_says_the_same(repair: bool) -> None:
-    """No sidechain line is typed: the loop reads such chunks whole, and finds what the line-by-line reading finds."""
+def test_a_sub_agent_file_is_typed_in_its_own_thread(repair: bool, monkeypatch) -> None:
+    """A sub-agent's file is one sidechain thread: its quiet stretches are taken, as the main thread's are."""
     data = _as_sub_agent(_HEAD + _CUT)
     findings = same_both_ways(data, "claude-code", head=2, chunk=1 << 10, repair=repair)[0]
     assert [(f["code"], f["call_id"]) for f in findings] == [("APX001", "lost"), ("APX001", "z")]
+    classified = []
+    classify = ClaudeCodeAdapter.classify
+    monkeypatch.setattr(ClaudeCodeAdapter, "classify", lambda self, obj: classified.append(obj) or classify(self, obj))
+    run_check(data, "claude-code", typed=True, head=2, chunk=1 << 16, repair=repair)
+    if repair:
+        # A repair follows the main thread only: every line is read whole.
+        assert len(classified) > data.count(b"\n")
+    else:
+        # The head, the two cut calls with the lines around them: the rest was taken.
+        assert len(classified) < 12 < data.count(b"\n")
+
+
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_a_sub_agent_named_on_its_first_lines_only_says_the_same(repair: bool) -> None:
+    """Its later lines join the thread by their parents, which a repair's self-check has not all read."""
+    data = _as_sub_agent(_HEAD + _CUT, named=3)
+    findings = same_both_ways(data, "claude-code", head=2, chunk=1 << 10, repair=repair)[0]
+    assert [(f["code"], f["call_id"]) for f in findings] == [("APX001", "lost"), ("APX001", "z")]
+
+
+def test_interleaved_threads_are_typed_a_stretch_at_a_time() -> None:
+    """Sub-agent lines between the main thread's (older session files): each thread's stretches say the same."""
+    main = _HEAD.splitlines(keepends=True)
+    agent = _as_sub_agent(_session_of("dddddddd")).splitlines(keepends=True)
+    mixed = []
+    for n, line in enumerate(main):
+        mixed.append(line)
+        if 40 <= n < 40 + len(agent):
+            mixed.append(agent[n - 40])
+    for repair in (False, True):
+        same_both_ways(b"".join(mixed) + _CUT, "claude-code", head=2, chunk=1 << 10, repair=repair)
 
 
 def _recordings() -> list[Path]:
@@ -419,6 +483,9 @@ def _state(adapter: ClaudeCodeAdapter) -> tuple:
         adapter._session,
         adapter._previous,
         adapter._clean,
+        adapter._sidechains,
+        adapter._agents,
+        adapter._named,
     )
 
 
@@ -436,7 +503,7 @@ def test_a_line_taken_leaves_the_adapter_as_classify_does(data) -> None:
     typed, whole = ClaudeCodeAdapter(), ClaudeCodeAdapter()
     typed._generation = whole._generation = data.draw(st.sampled_from([1, 2, 10_000]))
     quiet_lines = ClaudeCodeQuietLines(typed)
-    step, held = Step(), []
+    step, held = Step(quiet_lines.thread()), []
     for raw in raws:
         try:
             value = orjson.loads(raw)
@@ -456,7 +523,8 @@ def test_a_line_taken_leaves_the_adapter_as_classify_does(data) -> None:
             for kept in [*held, value]:
                 if kept is not None:
                     typed.classify(kept)
-            step, held = Step(), []
+            # A stretch follows the thread of the line read whole last.
+            step, held = Step(quiet_lines.thread()), []
         if value is not None:
             whole.classify(value)
         if not held:
@@ -483,10 +551,12 @@ def test_a_quiet_stretch_is_not_classified(repair: bool, monkeypatch) -> None:
     findings, _edits, _unparsed, lines, out = run_check(data, "claude-code", typed=True, head=2, chunk=1 << 16, repair=repair)
     assert lines == data.count(b"\n") + 1
     assert [(f["code"], f.get("call_id")) for f in findings] == [("APX001", "lost"), ("APX001", "z")]
-    # The doctor reads the 2 head lines, the call cut by the prompt after it,
-    # and the cut call, the hook after it and the prompt that cuts it; a
+    # The doctor reads the 2 head lines, the sub-agent's line and (a check's
+    # stretch follows the thread read whole last; a repair's, the main thread
+    # only) the main thread's line after it, the call cut by the prompt after
+    # it, and the cut call, the hook after it and the prompt that cuts it; a
     # repair's self-check reads each of them again, and the records inserted.
-    assert len(classified) == (2 + 2 + 3 if not repair else 2 * (2 + 2 + 3) + 2)
+    assert len(classified) == (2 + 2 + 2 + 3 if not repair else 2 * (2 + 1 + 2 + 3) + 2)
     if repair:
         # Every line as it came in (two re-pointed at a record), and a record for each call cut.
         kept = [line for line in out.splitlines(keepends=True) if DEFAULT_MARKER.encode() not in line]

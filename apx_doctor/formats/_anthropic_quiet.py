@@ -85,6 +85,9 @@ class AnthropicQuietLines:
                 total += len(raw)
         return total
 
+    def thread(self) -> None:
+        return None  # one thread
+
     def opens(self, line: _Line, raw: bytes) -> bool:
         """A prompt: a user message of text, or one holding anything besides its results."""
         content = line.content

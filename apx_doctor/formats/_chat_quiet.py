@@ -57,6 +57,9 @@ class ChatQuietLines:
         content = line.content
         return len(content) if memoryview(content)[0] == 0x22 else 0
 
+    def thread(self) -> None:
+        return None  # one thread
+
     def opens(self, line: _Line, raw: bytes) -> bool:
         return line.role == "user"
 

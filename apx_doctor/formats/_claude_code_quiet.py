@@ -1,10 +1,12 @@
 """The Claude Code format's quiet lines: the few fields that prove a session line gives the engine nothing to do.
 
 Imported only by ``ClaudeCodeAdapter.quiet_lines``, once a check has lines past
-the head, so that a short run never imports msgspec. Only main-thread lines
-are taken (a sub-agent's line, ``isSidechain``, goes the general way). Once the
-history has started, what ``ClaudeCodeAdapter.classify`` says of such a line
-comes down to:
+the head, so that a short run never imports msgspec. A stretch follows one
+thread, that of the line read whole last: the main thread, or a sub-agent's
+(``isSidechain``; a sub-agent's own file, ``agent-*.jsonl``, is one such thread).
+A line of another thread, or a sub-agent's line whose thread ``classify``
+would have to make, goes the general way. Once the thread's history has
+started, what ``ClaudeCodeAdapter.classify`` says of a line comes down to:
 
 - an assistant line: a boundary when it starts a new reply (its ``message.id``,
   else its ``requestId``, differs from the reply being written, or it has
@@ -25,8 +27,9 @@ typed here, a message that is no object.
 
 The adapter keeps state that ``classify`` updates on every line, and that the
 records it inserts read: the uuid tree (and its generations), the last uuid
-and whether the tree holds it whole, each thread's last line, the reply being
-written and its first line, the latest ``promptId``, the session. A line let go
+and whether the tree holds it whole, each thread's last line, the thread of
+each sub-agent line, the reply being written in each thread and its first
+line, each thread's latest ``promptId``, the session. A line let go
 between steps (``QUIET``) updates it at once, as ``classify`` would. A held line
 updates nothing until its step ends (``ENDS``): the held lines then update it
 in file order, the ending line last, exactly as ``classify`` reading each would.
@@ -42,8 +45,8 @@ from a quiet engine, where a boundary has nothing to close.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -85,6 +88,7 @@ class _Line(msgspec.Struct, gc=False):
     parentUuid: str | None = None  # Claude Code's own key
     sessionId: str | None = None
     isSidechain: bool | None = None
+    agentId: str | None = None
     message: _Message | None = None
     requestId: str | None = None
     promptId: str | None = None
@@ -97,12 +101,16 @@ _UNREAD, _PROMPT, _OUTPUT, _NOTICE = 0, 1, 2, 3
 
 
 class ClaudeCodeQuietLines:
-    """``quiet.QuietLines`` for the main thread of a Claude Code session."""
+    """``quiet.QuietLines`` for a Claude Code session, a thread at a time."""
 
     def __init__(self, adapter: ClaudeCodeAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.adapter = adapter
-        self.take = _taker(adapter, PlainResults(adapter).plain)
+        self.take = _taker(adapter, PlainResults(adapter))
+
+    def thread(self) -> Hashable:
+        """The thread of the line classified last: the main thread, or a sub-agent's."""
+        return self.adapter._thread
 
     def text_bytes(self, line: _Line) -> int:
         """The bytes of the message's strings: a string content, or its blocks' texts and string results."""
@@ -155,27 +163,33 @@ def _first_text(content: list[_Block]) -> str | None:
     return None
 
 
-def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable[[_Line, Step], int]:
+def _taker(adapter: ClaudeCodeAdapter, results: PlainResults) -> Callable[[_Line, Step], int]:
     """``QuietLines.take`` for ``adapter``: a closure, as this runs for each line."""
     from .claude_code import _MAIN
 
     view = memoryview
-    plain_above = PlainResults(adapter).plain_above
+    plain, plain_above = results.plain, results.plain_above
     replies = adapter._reply
     prompt_ids = adapter._prompt_ids
     last = adapter._last
+    agents = adapter._agents
+    sidechains = adapter._sidechains
     # The step's lines (its opening line first), applied to the adapter when it ends.
     held: list[_Line] = []
     # The opening line's reply, and whether it started a new one.
     step_reply: str | None = None
     step_new_reply = False
 
-    def chain(line: _Line) -> None:
-        """What ``classify`` keeps of every main-thread line: the tree, the last uuid, the session."""
+    def chain(line: _Line, thread: Hashable) -> None:
+        """What ``classify`` keeps of every line: the tree, the thread's last line, the last uuid, the session."""
         uuid = line.uuid
         parent = line.parentUuid
         previous = adapter._previous
-        if parent == previous:
+        if thread is not _MAIN:
+            clean = False  # a sub-agent's line is kept for good
+            if uuid is not None:
+                sidechains[uuid] = thread
+        elif parent == previous:
             parent = previous  # the tree holds one copy of each uuid
             clean = adapter._clean
         elif parent is None:
@@ -190,37 +204,50 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
                 adapter._new[uuid] = parent
             else:
                 adapter._keep(uuid, parent)
-            last[_MAIN] = uuid
+            last[thread] = uuid
             adapter._previous = uuid
             adapter._clean = clean
 
-    def begin_reply(reply: str | None, uuid: str | None) -> None:
-        """What ``classify`` does where a main-thread reply begins."""
-        if len(adapter._new) >= adapter._generation:
+    def begin_reply(reply: str | None, uuid: str | None, thread: Hashable) -> None:
+        """What ``classify`` does where a reply begins."""
+        if thread is _MAIN and len(adapter._new) >= adapter._generation:
             adapter._rotate()
-        replies[_MAIN] = reply
-        adapter._reply_start[_MAIN] = uuid
+        replies[thread] = reply
+        adapter._reply_start[thread] = uuid
 
-    def let_go(line: _Line) -> None:
+    def let_go(line: _Line, thread: Hashable) -> None:
         """The step's held lines, then ``line`` (its last), update the adapter in file order."""
         opener = held[0]
-        chain(opener)
+        chain(opener, thread)
         if step_new_reply:
-            begin_reply(step_reply, opener.uuid)
+            begin_reply(step_reply, opener.uuid, thread)
         for kept in held[1:]:
-            chain(kept)
+            chain(kept, thread)
             if kept.promptId is not None and kept.type == "user":  # ``classify`` reads it on user lines
-                prompt_ids[_MAIN] = kept.promptId
+                prompt_ids[thread] = kept.promptId
         held.clear()
-        chain(line)
+        chain(line, thread)
         if line.promptId is not None:
-            prompt_ids[_MAIN] = line.promptId
+            prompt_ids[thread] = line.promptId
 
     def take(line: _Line, step: Step) -> int:
         # One function, the kinds inlined: this runs for every line of a stretch.
         nonlocal step_reply, step_new_reply
         if line.isSidechain:
-            return DEVIATES  # a sub-agent's thread: the general way
+            # A sub-agent's line: its thread, as ``classify`` finds it without
+            # making one (a thread it would make goes the general way).
+            agent = line.agentId
+            if agent:
+                thread = agents.get(agent)
+            else:
+                parent = line.parentUuid
+                thread = None if parent is None else sidechains.get(parent)
+            if thread is None or thread != step.thread:
+                return DEVIATES
+        elif step.thread is _MAIN:
+            thread = _MAIN
+        else:
+            return DEVIATES  # the stretch follows a sub-agent's thread
         kind = line.type
         waiting = step.waiting
         if kind == "assistant":
@@ -238,11 +265,11 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
                         else:
                             calls.append(block.id)
             if waiting is None:
-                new_reply = reply is None or replies.get(_MAIN) != reply
+                new_reply = reply is None or replies.get(thread) != reply
                 if calls is None:
-                    chain(line)
+                    chain(line, thread)
                     if new_reply:
-                        begin_reply(reply, line.uuid)
+                        begin_reply(reply, line.uuid, thread)
                     return QUIET
                 if len(calls) == 1:  # one call, the common case: no id can repeat
                     step.waiting = {calls[0]}
@@ -288,7 +315,7 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
                             held.append(line)
                             return HELD
                         step.waiting = None
-                        let_go(line)
+                        let_go(line, thread)
                         return ENDS
                 elif content is None:
                     return DEVIATES  # content neither a string nor a list: the general code's
@@ -298,29 +325,29 @@ def _taker(adapter: ClaudeCodeAdapter, plain: Callable[[Any], bool]) -> Callable
                 if spoken != _NOTICE:
                     if waiting is not None:
                         return DEVIATES  # a prompt (or a command's output) closes the calls waiting
-                    chain(line)
+                    chain(line, thread)
                     if line.promptId is not None:
-                        prompt_ids[_MAIN] = line.promptId
-                    replies[_MAIN] = None
+                        prompt_ids[thread] = line.promptId
+                    replies[thread] = None
                     return QUIET
             # Passed over: caveats and skill bodies (``isMeta``), a background task's notice.
             if waiting is not None:
                 held.append(line)
                 return HELD
-            chain(line)
+            chain(line, thread)
             if line.promptId is not None:
-                prompt_ids[_MAIN] = line.promptId
+                prompt_ids[thread] = line.promptId
             return QUIET
         if kind == "system" and line.subtype == "compact_boundary":
             if waiting is not None:
                 return DEVIATES  # compaction leaves the calls waiting unanswered
-            chain(line)
-            replies[_MAIN] = None
+            chain(line, thread)
+            replies[thread] = None
             return QUIET
         if waiting is not None:
             held.append(line)
             return HELD
-        chain(line)
+        chain(line, thread)
         return QUIET
 
     return take

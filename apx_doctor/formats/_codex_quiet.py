@@ -173,6 +173,9 @@ class CodexQuietLines:
                 adapter._weigh_stamps()
         return said
 
+    def thread(self) -> None:
+        return None  # one thread
+
     def opens(self, line: _Line, raw: bytes) -> bool:
         """A prompt: a user message Codex did not inject, or the event of one."""
         from .codex import _is_injected

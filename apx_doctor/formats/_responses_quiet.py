@@ -71,6 +71,9 @@ class ResponsesQuietLines:
         output = line.output
         return len(output) if memoryview(output)[0] == 0x22 else 0
 
+    def thread(self) -> None:
+        return None  # one thread
+
     def opens(self, line: _Item, raw: bytes) -> bool:
         return (line.type is None or line.type == "message") and line.role == "user"
 
