@@ -174,6 +174,7 @@ def _taker(adapter: ClaudeCodeAdapter, results: PlainResults) -> Callable[[_Line
     last = adapter._last
     agents = adapter._agents
     sidechains = adapter._sidechains
+    kept = adapter._kept
     # The step's lines (its opening line first), applied to the adapter when it ends.
     held: list[_Line] = []
     # The opening line's reply, and whether it started a new one.
@@ -202,8 +203,10 @@ def _taker(adapter: ClaudeCodeAdapter, results: PlainResults) -> Callable[[_Line
         if uuid is not None:
             if clean:
                 adapter._new[uuid] = parent
+            elif uuid in adapter._new or uuid in adapter._old:
+                adapter._keep(uuid, parent)  # a uuid the main thread's tree held: it moves
             else:
-                adapter._keep(uuid, parent)
+                kept[uuid] = parent  # ``_keep``, for a uuid not seen before (``_clean`` is set just below)
             last[thread] = uuid
             adapter._previous = uuid
             adapter._clean = clean
