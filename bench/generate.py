@@ -29,7 +29,7 @@ import orjson
 SEED = 20260531
 GB = 1 << 30
 # Bumped when the data's shape changes, so cached files are rebuilt.
-VERSION = 3
+VERSION = 4
 WRITE_CHUNK = 8 << 20
 
 _WORDS = (
@@ -344,6 +344,15 @@ def claude_code_lines(s: Session) -> Iterator[dict]:
             yield from assistant([{"type": "text", "text": turn.final}])
 
 
+def claude_code_agent_lines(s: Session) -> Iterator[dict]:
+    """A Claude Code sub-agent's own file (``agent-*.jsonl``): the same lines, each of its one sidechain thread."""
+    agent = f"a{s.index:07x}"
+    for line in claude_code_lines(s):
+        line["isSidechain"] = True
+        line["agentId"] = agent
+        yield line
+
+
 def datasets_lines(s: Session) -> Iterator[dict]:
     # One conversation a line: each session is one training example.
     tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in _TOOLS[:4]]
@@ -364,6 +373,7 @@ WRITERS: dict[str, Callable[[Session], Iterator[dict]]] = {
     "responses": responses_lines,
     "codex": codex_lines,
     "claude-code": claude_code_lines,
+    "claude-code-agent": claude_code_agent_lines,
     "datasets": datasets_lines,
 }
 

@@ -155,15 +155,18 @@ def ensure_data() -> dict[str, generate.Made]:
         made["sessions"] = generate.write_folder(DATA / "sessions", max(20, int(5000 * SCALE)))
     # Issue 15: short lines (API logs, chat exports) in every format, and line
     # lengths as in real Claude Code sessions (bench/generate.py PROFILES).
+    # Half a gigabyte or more: on an eighth (as until 2026-12-04) start-up
+    # alone was a fifth of the orjson loop's time, which has a row of its own.
     for fmt in formats:
         key = f"{fmt}-short"
         if key not in made:
-            size = target if fmt == "chat" else target // 8
+            size = target if fmt == "chat" else target // 2
             made[key] = generate.write_transcript(DATA / f"{fmt}-short.jsonl", fmt, size, profile="short")
-    if "claude-code-real" not in made and "claude-code" in formats:
-        made["claude-code-real"] = generate.write_transcript(
-            DATA / "claude-code-real.jsonl", "claude-code", target // 2, profile="real"
-        )
+    if "claude-code" in formats:
+        # Real Claude Code line lengths, in a session file and in a sub-agent's own file.
+        for key, writer in (("claude-code-real", "claude-code"), ("claude-code-agent-real", "claude-code-agent")):
+            if key not in made:
+                made[key] = generate.write_transcript(DATA / f"{key}.jsonl", writer, target // 2, profile="real")
     one = DATA / "one-line.jsonl"
     one.write_bytes(b'{"role":"user","content":"hello"}\n')
     stamp.write_text(json.dumps({"want": want, "made": {k: {**vars(v), "path": str(v.path)} for k, v in made.items()}}))
@@ -204,7 +207,7 @@ def main() -> int:
     table = Table()
     table.add("Data:\n")
     for name, item in made.items():
-        fmt = name.rsplit("-", 1)[0] if name.endswith(("-short", "-real")) else name
+        fmt = _format_of(name)
         if fmt in generate.WRITERS:
             table.add(f"- {sanity(item.path, fmt, item).replace(fmt + ':', name + ':', 1)}")
     table.add(f"- sessions: {made['sessions'].lines:,} lines in {max(20, int(5000 * SCALE)):,} files\n")
@@ -318,11 +321,19 @@ def short_rows(table: Table, made: dict[str, generate.Made], loop: list[str]) ->
     for name, item in made.items():
         if not name.endswith(("-short", "-real")) or name == "chat-short":
             continue
-        fmt = name.rsplit("-", 1)[0]
+        fmt = _format_of(name)
         path = str(item.path)
         ours, base = alternate([*DOCTOR, "check", "--isolated", "--input-format", fmt, path], loop + [path])
         shape = "short lines" if name.endswith("-short") else "real Claude Code line lengths"
+        if "-agent-" in name:
+            shape += ", a sub-agent's file"
         table.timed(f"`check` {item.bytes / 1e9:.2f} GB {fmt}, {shape}", ours, base, "orjson loop", 1.2)
+
+
+def _format_of(name: str) -> str:
+    """The format of a data file: ``claude-code-agent-real`` is a claude-code file."""
+    fmt = name.rsplit("-", 1)[0] if name.endswith(("-short", "-real")) else name
+    return "claude-code" if fmt == "claude-code-agent" else fmt
 
 
 def library_row(table: Table) -> None:
