@@ -268,12 +268,20 @@ def main() -> int:
         f"(context) pure CPU work on {JOBS} processes", burn_par, burn_ser, "1 process", JOBS * 0.75, faster=True, keys=("wall",)
     )
 
+    peaks = {}
     for fmt, item in made.items():
         if fmt in ("chat", "quarter", "sessions") or fmt not in generate.WRITERS:
             continue
         path = str(item.path)
         ours, base = alternate([*DOCTOR, "check", "--isolated", "--input-format", fmt, path], loop + [path])
         table.timed(f"`check` {item.bytes / 1e9:.2f} GB {fmt}", ours, base, "orjson loop", 1.5)
+        peaks[fmt] = max(s.maxrss_mb for s in ours)
+    # Issue 15: peak memory of any file, not only chat's.
+    listed = ", ".join(f"{fmt} {mb:.0f} MB" for fmt, mb in peaks.items())
+    table.add(
+        f"| peak memory, `check` of each format's file above | {listed} | chat: {peak_check:.0f} MB | — | ≤ 100 MB | "
+        f"{'yes' if max(peaks.values(), default=0) <= 100 else 'NO'} |"
+    )
 
     short_rows(table, made, loop)
     library_row(table)

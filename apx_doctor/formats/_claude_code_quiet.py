@@ -103,6 +103,9 @@ _UNREAD, _PROMPT, _OUTPUT, _NOTICE = 0, 1, 2, 3
 class ClaudeCodeQuietLines:
     """``quiet.QuietLines`` for a Claude Code session, a thread at a time."""
 
+    # The uuid tree's generations turn over as the file goes on (see ``quiet.UTF8_PIECE``).
+    utf8_piece = 1 << 12
+
     def __init__(self, adapter: ClaudeCodeAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.adapter = adapter
@@ -186,17 +189,17 @@ def _taker(adapter: ClaudeCodeAdapter, results: PlainResults) -> Callable[[_Line
         uuid = line.uuid
         parent = line.parentUuid
         previous = adapter._previous
-        if thread is not _MAIN:
-            clean = False  # a sub-agent's line is kept for good
-            if uuid is not None:
-                sidechains[uuid] = thread
-        elif parent == previous:
+        if parent == previous:
             parent = previous  # the tree holds one copy of each uuid
             clean = adapter._clean
         elif parent is None:
             clean = True
         else:
-            clean = parent in adapter._new or parent in adapter._old
+            clean = thread is _MAIN and (parent in adapter._new or parent in adapter._old)
+        if thread is not _MAIN:
+            clean = False  # a sub-agent's line is kept for good
+            if uuid is not None:
+                sidechains[uuid] = thread
         if adapter._session is None:
             adapter._session = line.sessionId
         # (``_thread`` is left: it is read only for the line just classified.)
