@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ..quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
+from ._anthropic_quiet import _Block as AnthropicBlock
 from ._quiet_results import PlainResults
 
 if TYPE_CHECKING:
@@ -59,18 +60,10 @@ if TYPE_CHECKING:
 _NULL = msgspec.Raw(b"null")
 
 
-class _Block(msgspec.Struct, gc=False):
-    # Required and a string: a block that is no object, or has no string type,
-    # is not typed, and the line goes the general way. Unknown keys (input,
-    # thinking, ...) are skipped; of a key given twice the last counts, as in
-    # orjson's dict.
-    type: str
-    # A tool_use's id: a call only when a string (another type goes the general way).
-    id: str | None = None
-    # A tool_result's call id and content, kept as raw JSON: only a short one is read.
-    tool_use_id: str | None = None
-    content: msgspec.Raw = _NULL
-    # A text block's text, kept as raw JSON: read only for a prompt's first text.
+class _Block(AnthropicBlock, gc=False):
+    """A content block as the Anthropic quiet lines type it, and a text block's text."""
+
+    # Kept as raw JSON: read only for a prompt's first text.
     text: msgspec.Raw = _NULL
 
 
