@@ -8,6 +8,8 @@ between lines and inside characters.
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -52,6 +54,16 @@ def run_check(
             del adapter.quiet_lines  # shadowed here: the inherited one is back
     out = sink.getvalue() if sink else None
     return [f.to_dict() for f in result.findings], [e.to_dict() for e in result.edits], result.unparsed, result.lines, out
+
+
+def golden_cases(input_format: str) -> list[Path]:
+    """The golden case folders of ``input_format`` that are read as that format (``options.json`` may say another)."""
+    cases = []
+    for case in sorted(p.parent for p in (Path(__file__).parent / "cases" / input_format).glob("*/input.jsonl")):
+        options = json.loads((case / "options.json").read_text()) if (case / "options.json").exists() else {}
+        if options.get("input_format", input_format) == input_format:
+            cases.append(case)
+    return cases
 
 
 def same_both_ways(data: bytes, input_format: str, **options) -> list:

@@ -20,7 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from quiet_support import broken, odd_line_findings, run_check, same_both_ways
+from quiet_support import broken, golden_cases, odd_line_findings, run_check, same_both_ways
 
 from apx_doctor import quiet
 from apx_doctor.formats._chat_quiet import ChatQuietLines
@@ -28,8 +28,6 @@ from apx_doctor.formats.base import DEFAULT_MARKER, PLACEHOLDER_TEXTS
 from apx_doctor.formats.chat import ChatAdapter
 
 import strategies
-
-CASES = Path(__file__).parent / "cases" / "chat"
 
 
 def _check(data: bytes, **options):
@@ -132,13 +130,10 @@ def test_an_odd_line_past_the_head_is_reported_as_reading_it_whole_does(name: st
         return
 
 
-@pytest.mark.parametrize("case", sorted(p.parent for p in CASES.glob("*/input.jsonl")), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", golden_cases("chat"), ids=lambda c: c.name)
 @pytest.mark.parametrize("chunk", [16, 256, 1 << 16])
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
 def test_golden_chat_cases_say_the_same_through_the_quiet_loop(case: Path, chunk: int, repair: bool) -> None:
-    options = json.loads((case / "options.json").read_text()) if (case / "options.json").exists() else {}
-    if options.get("input_format", "chat") != "chat":
-        pytest.skip("read as another format")
     for drop in (False, True):
         _same_both_ways((case / "input.jsonl").read_bytes(), chunk=chunk, repair=repair, drop=drop)
 

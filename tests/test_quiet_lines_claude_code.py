@@ -20,7 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quiet_support import broken, odd_line_findings, run_check, same_both_ways
+from quiet_support import broken, golden_cases, odd_line_findings, run_check, same_both_ways
 
 from apx_doctor.formats import claude_code
 from apx_doctor.formats._claude_code_quiet import ClaudeCodeQuietLines
@@ -29,8 +29,6 @@ from apx_doctor.formats.claude_code import ClaudeCodeAdapter
 from apx_doctor.quiet import DEVIATES, ENDS, HELD, OPENS, QUIET, Step
 
 from strategies.claude_code import SESSION, assistant, histories, progress, prompt, result, tool_use
-
-CASES = Path(__file__).parent / "cases" / "claude-code"
 
 
 class _Session:
@@ -350,13 +348,10 @@ def test_the_record_takes_the_prompt_id_of_the_threads_last_user_line(held: bool
     assert record["toolUseResult"] == DEFAULT_MARKER and record["promptId"] == "p-notice"
 
 
-@pytest.mark.parametrize("case", sorted(p.parent for p in CASES.glob("*/input.jsonl")), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", golden_cases("claude-code"), ids=lambda c: c.name)
 @pytest.mark.parametrize("chunk", [16, 256, 1 << 16])
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
 def test_golden_claude_code_cases_say_the_same_through_the_quiet_loop(case: Path, chunk: int, repair: bool) -> None:
-    options = json.loads((case / "options.json").read_text()) if (case / "options.json").exists() else {}
-    if options.get("input_format", "claude-code") != "claude-code":
-        pytest.skip("read as another format")
     for drop in (False, True):
         same_both_ways((case / "input.jsonl").read_bytes(), "claude-code", chunk=chunk, repair=repair, drop=drop)
 

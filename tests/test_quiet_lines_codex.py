@@ -11,7 +11,6 @@ the latest timestamp and an ordinal the adapter keeps) must be the same.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import msgspec
@@ -19,7 +18,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from quiet_support import broken, odd_line_findings, run_check, same_both_ways
+from quiet_support import broken, golden_cases, odd_line_findings, run_check, same_both_ways
 
 from apx_doctor.formats._codex_quiet import CodexQuietLines
 from apx_doctor.formats.base import DEFAULT_MARKER
@@ -27,8 +26,6 @@ from apx_doctor.formats.codex import CodexAdapter
 from apx_doctor.quiet import DEVIATES, Step
 
 import strategies
-
-CASES = Path(__file__).parent / "cases" / "codex"
 
 _clock = iter(range(10**6))
 
@@ -333,13 +330,10 @@ def test_the_inserted_record_takes_the_latest_timestamp_of_a_quiet_line() -> Non
     assert orjson.loads(out.splitlines()[-2])["timestamp"] == "2030-01-01T00:00:00.000Z"
 
 
-@pytest.mark.parametrize("case", sorted(p.parent for p in CASES.glob("*/input.jsonl")), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", golden_cases("codex"), ids=lambda c: c.name)
 @pytest.mark.parametrize("chunk", [16, 256, 1 << 16])
 @pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
 def test_golden_codex_cases_say_the_same_through_the_quiet_loop(case: Path, chunk: int, repair: bool) -> None:
-    options = json.loads((case / "options.json").read_text()) if (case / "options.json").exists() else {}
-    if options.get("input_format", "codex") != "codex":
-        pytest.skip("read as another format")
     for drop in (False, True):
         same_both_ways((case / "input.jsonl").read_bytes(), "codex", chunk=chunk, repair=repair, drop=drop)
 
