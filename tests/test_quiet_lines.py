@@ -272,6 +272,19 @@ def test_a_stretch_the_format_cannot_type_is_read_whole_then_typing_resumes(repa
     assert 302 + 2 * per_chunk < len(classified) - 64 < 302 + 4 * per_chunk
 
 
+@pytest.mark.parametrize("repair", [False, True], ids=["check", "fix"])
+def test_chunks_that_rest_after_lines_taken_are_numbered_on(repair: bool, monkeypatch) -> None:
+    """Strays among clean steps: typing rests after chunks that end in lines taken, and every line keeps its number."""
+    monkeypatch.setattr(quiet, "RESTING", 1)
+    body = b"".join(_result(f"ghost{i}a") + _result(f"ghost{i}b") + _call(f"s{i}") + _result(f"s{i}") for i in range(400))
+    data = _HEAD + body + _CUT
+    for chunk in (1 << 12, 3001, 5000):
+        said = _same_both_ways(data, head=64, chunk=chunk, repair=repair)
+        at = {f["line"] for f in said[0] if f["code"] == "APX002"}
+        first = _HEAD.count(b"\n") + 1
+        assert at == {first + 4 * i + k for i in range(400) for k in (0, 1)}
+
+
 def test_a_marker_with_a_lone_surrogate_matches_no_line() -> None:
     # From the library (the CLI refuses it): no valid line holds such text, so no result is the marker.
     data = _HEAD + _call("a") + _result("a", "x") + _call("b") + _result("b", "aborted") + _CUT

@@ -11,6 +11,7 @@ while calls wait, results followed by text, prompts Codex records as events, Cla
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -174,3 +175,36 @@ def test_a_turn_opened_while_a_call_waits_is_counted_once(fmt: str) -> None:
     learnt = _learnt(data, fmt, typed=True)
     assert learnt == _learnt(data, fmt, typed=False)
     assert learnt[0][1] == {"codex": 9, "anthropic": 6}[fmt]
+
+
+def test_chunks_read_whole_while_typing_rests_are_counted_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """300 stray results make the quiet loop read chunks whole for a while: the summary still says what it says line by line."""
+    lines: list[dict] = [{"role": "user", "content": "go"}]
+    for n in range(300):
+        lines.append({"role": "tool", "tool_call_id": f"ghost{n}", "content": "x"})
+        if n % 10 == 0:
+            lines.append({"role": "user", "content": f"question {n}"})
+    for n in range(1000):
+        lines.append({"role": "assistant", "tool_calls": [{"id": f"c{n}", "type": "function", "function": {"name": "ls"}}]})
+        lines.append({"role": "tool", "tool_call_id": f"c{n}", "content": "a result long enough " * 4})
+        if n % 7 == 0:
+            lines.append({"role": "user", "content": f"more {n}"})
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    rested = []
+    whole = quiet._Loop.whole
+    monkeypatch.setattr(quiet._Loop, "whole", lambda self, *args: rested.append(self.resting) or whole(self, *args))
+
+    @contextmanager
+    def chunks_of_many_lines() -> Iterator[None]:
+        saved = show.DETECT_LINES, quiet.CHUNK
+        show.DETECT_LINES, quiet.CHUNK = 1, 4096
+        try:
+            yield
+        finally:
+            show.DETECT_LINES, quiet.CHUNK = saved
+
+    monkeypatch.setattr(sys.modules[__name__], "_small_pieces", chunks_of_many_lines)
+    learnt = _learnt(data, "chat", typed=True)
+    assert rested  # the loop did rest
+    assert learnt == _learnt(data, "chat", typed=False)
+    assert learnt[0] == (len(lines), 1 + 30 + 143, 1000, 1300)
