@@ -212,16 +212,35 @@ def _kind(message: Any) -> int | None:
     return _LANGCHAIN_KINDS.get(kind) if type(kind) is str else None
 
 
-# A LangChain message class -> its kind (each class fixes its ``type``); -1: none.
-_kinds_by_class: dict[type, int] = {}
+# The LangChain message classes ``clean_run`` has met, by what their messages are to its proof
+# (each class fixes its ``type``, so a class is learnt once): with calls, results, quiet.
+_AI_CLASSES: set[type] = set()
+_TOOL_CLASSES: set[type] = set()
+_QUIET_CLASSES: set[type] = set()
+_LEARNT: set[type] = set()
+# The fields the proof reads; it reads them from the instance's ``__dict__``.
+_PROOF_FIELDS = ("tool_calls", "invalid_tool_calls", "tool_call_id", "content")
 
 
-def _learn(cls: type, message: Any) -> int:
-    """The kind of ``message``'s class, remembered: a LangChain class's ``type`` is a fixed literal."""
+def _learn(message: Any) -> None:
+    """File ``message``'s class among the classes ``clean_run`` knows.
+
+    A class the proof cannot read from its instances' ``__dict__`` (no
+    ``__dict__``, or one of the proof's fields shadowed by a class attribute
+    such as a property) is filed as nothing: its messages stop the proof, and
+    the engine reads them attribute by attribute.
+    """
+    cls = type(message)
     lc = _langchain_messages()
     kind = _kind(message) if lc is not None and isinstance(message, lc.BaseMessage) else None
-    _kinds_by_class[cls] = -1 if kind is None else kind
-    return _kinds_by_class[cls]
+    plain = hasattr(message, "__dict__") and not any(name in vars(k) for k in cls.__mro__ for name in _PROOF_FIELDS)
+    if plain and kind is _AI:
+        _AI_CLASSES.add(cls)
+    elif plain and kind is _TOOL:
+        _TOOL_CLASSES.add(cls)
+    elif kind in _QUIET:
+        _QUIET_CLASSES.add(cls)
+    _LEARNT.add(cls)
 
 
 def _marked(content: Any, marker: str) -> bool:
@@ -256,99 +275,104 @@ class LangChainAdapter(ChatAdapter):
     def clean_run(self, messages: Sequence[Any], start: int) -> tuple[int, list[str]]:
         """The chat adapter's ``clean_run`` on LangChain messages: how far nothing needs the engine.
 
-        The same proof, field for field (see ``ChatAdapter.clean_run``). The
-        kind of every message is looked up once a repair, by its class (a
-        LangChain class fixes its ``type``), so a quiet message costs a list
-        lookup and a turn the fields its proof reads.
+        The same proof, field for field (see ``ChatAdapter.clean_run``). A
+        message's kind is told by its class (a LangChain class fixes its
+        ``type``), so a quiet message costs a set lookup and a turn the fields
+        its proof reads. It is told here, not in a pass of its own over the
+        list: the list's objects are far larger than the caches, and a second
+        walk over them costs more than the lookup. Fields are read from each
+        instance's ``__dict__`` (``_learn`` checks its class keeps them there):
+        pydantic models define ``__getattr__``, which makes every attribute
+        read take the interpreter's slowest path.
         """
-        kinds = self._kinds_of(messages)
         marker = self.marker
         special = PLACEHOLDER_TEXTS | {marker}
         longest = max(_PLACEHOLDER_LONGEST, len(marker))
         answered: list[str] = []
         add = answered.append
         end = len(messages)
-        ai, tool, human, system, function = _AI, _TOOL, _HUMAN, _SYSTEM, _FUNCTION
+        ais, tools, quiet, learnt = _AI_CLASSES, _TOOL_CLASSES, _QUIET_CLASSES, _LEARNT
         i = start
-        while i < end:
-            kind = kinds[i]
-            if kind is not ai:
-                if kind is human or kind is system or kind is function:
+        try:
+            while i < end:
+                message = messages[i]
+                cls = type(message)
+                if cls not in ais:
+                    if cls in quiet:
+                        i += 1
+                        continue
+                    if cls in learnt:
+                        break  # a result, a chat message, a dict, or no message at all
+                    _learn(message)
+                    continue
+                fields = message.__dict__
+                calls = fields["tool_calls"]
+                if fields["invalid_tool_calls"] or type(calls) is not list:
+                    break
+                if not calls:
                     i += 1
                     continue
-                break  # a result, a chat message, a dict, or no message at all
-            message = messages[i]
-            calls = message.tool_calls
-            if message.invalid_tool_calls or type(calls) is not list:
-                break
-            if not calls:
-                i += 1
-                continue
-            j = i + 1
-            if len(calls) == 1 and j < end:
-                # One call, the common case: its result must come right after.
-                if kinds[j] is not tool:
-                    break
-                item = calls[0]
+                j = i + 1
+                if j == end:
+                    break  # calls the list does not answer
                 result = messages[j]
-                call_id = item.get("id") if type(item) is dict else None
-                if type(call_id) is not str or result.tool_call_id != call_id:
+                if type(result) not in tools:
                     break
-                content = result.content
-                if type(content) is str:
-                    if len(content) <= longest and content in special:
+                if len(calls) == 1:
+                    # One call, the common case: its result must come right after.
+                    item = calls[0]
+                    if type(item) is not dict:
                         break
-                elif _marked(content, marker):
-                    break
-                add(call_id)
-                i = j + 1
-                continue
-            waiting: set[str] | None = set()
-            for item in calls:
-                call_id = item.get("id") if type(item) is dict else None
-                if type(call_id) is not str or call_id in waiting:  # type: ignore[operator]
-                    waiting = None
-                    break
-                waiting.add(call_id)  # type: ignore[union-attr]
-            if waiting is None:
-                break
-            mark = len(answered)
-            while waiting and j < end:
-                if kinds[j] is not tool:
-                    break
-                result = messages[j]
-                call_id = result.tool_call_id
-                if type(call_id) is not str or call_id not in waiting:
-                    break
-                # The single call's test above, inlined again: a call a result would cost about 5% of a repair.
-                content = result.content
-                if type(content) is str:
-                    if len(content) <= longest and content in special:
+                    call_id = item["id"]
+                    fields = result.__dict__
+                    if type(call_id) is not str or fields["tool_call_id"] != call_id:
                         break
-                elif _marked(content, marker):
+                    content = fields["content"]
+                    if type(content) is str:
+                        if len(content) <= longest and content in special:
+                            break
+                    elif _marked(content, marker):
+                        break
+                    add(call_id)
+                    i = j + 1
+                    continue
+                waiting: set[str] | None = set()
+                for item in calls:
+                    call_id = item["id"] if type(item) is dict else None
+                    if type(call_id) is not str or call_id in waiting:  # type: ignore[operator]
+                        waiting = None
+                        break
+                    waiting.add(call_id)  # type: ignore[union-attr]
+                if waiting is None:
                     break
-                waiting.remove(call_id)
-                add(call_id)
-                j += 1
-            if waiting:
-                del answered[mark:]
-                break
-            i = j
+                mark = len(answered)
+                while waiting and j < end:
+                    result = messages[j]
+                    if type(result) not in tools:
+                        break
+                    fields = result.__dict__
+                    call_id = fields["tool_call_id"]
+                    if type(call_id) is not str or call_id not in waiting:
+                        break
+                    # The single call's test above, inlined again: a call a result would cost about 5% of a repair.
+                    content = fields["content"]
+                    if type(content) is str:
+                        if len(content) <= longest and content in special:
+                            break
+                    elif _marked(content, marker):
+                        break
+                    waiting.remove(call_id)
+                    add(call_id)
+                    j += 1
+                if waiting:
+                    del answered[mark:]
+                    break
+                i = j
+        except KeyError:
+            # A field missing from an instance (a call without an id, say). Raised before the
+            # message at ``i`` added any id: the engine decides from that message.
+            pass
         return i, answered
-
-    def _kinds_of(self, messages: Sequence[Any]) -> list[int]:
-        """The kind of each message (-1: none), computed once for the list this repair reads."""
-        cached = getattr(self, "_kinds", None)
-        if cached is not None and cached[0] is messages:
-            kinds_cached: list[int] = cached[1]
-            return kinds_cached
-        kinds = list(map(_kinds_by_class.get, map(type, messages)))
-        if None in kinds:
-            for n, kind in enumerate(kinds):
-                if kind is None:
-                    kinds[n] = _learn(type(messages[n]), messages[n])
-        self._kinds = (messages, kinds)
-        return kinds  # type: ignore[return-value]
 
     def not_run_records(self, closed: Sequence[PendingCall], before: Any | None) -> Insertion:
         from langchain_core.messages import ToolMessage
