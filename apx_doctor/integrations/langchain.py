@@ -63,7 +63,11 @@ class InterruptedToolCallsMiddleware(AgentMiddleware):
             report(logger, result.findings)
         if not result.changed:
             return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *result.messages]}
+        # The repair's list is its own: the sentinel goes in front of it in place. A copy would
+        # touch every message object once more, on a list far larger than the caches.
+        update = result.messages
+        update.insert(0, RemoveMessage(id=REMOVE_ALL_MESSAGES))
+        return {"messages": update}
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
