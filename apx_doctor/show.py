@@ -263,6 +263,7 @@ class _CountedTurns:
     def __init__(self, lines: quiet.QuietLines, plan: _Plan) -> None:
         self._lines, self._plan, self._raw = lines, plan, b""
         self.text_bytes = lines.text_bytes
+        self.utf8_piece = getattr(lines, "utf8_piece", quiet.UTF8_PIECE)
 
     def decode(self, raw: bytes) -> Any:
         self._raw = raw  # for ``opens``, which a format may answer from the whole line

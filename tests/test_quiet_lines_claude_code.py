@@ -558,3 +558,16 @@ def test_a_quiet_stretch_is_not_classified(repair: bool, monkeypatch) -> None:
         assert len(kept) == data.count(b"\n") + 1
         changed = [(a, b) for a, b in zip(kept, data.splitlines(keepends=True), strict=True) if a != b]
         assert len(changed) == 2 and all(orjson.loads(a)["type"] == "user" for a, _b in changed)
+
+
+def test_the_utf8_check_of_a_session_runs_in_the_formats_small_pieces(monkeypatch) -> None:
+    """Claude Code's uuid tree turns over as the file goes on; larger texts between its tables fragmented the heap."""
+    from apx_doctor import quiet
+
+    pieces = []
+    utf8 = quiet._utf8
+    monkeypatch.setattr(quiet, "_utf8", lambda data, piece=None: pieces.append(piece) or utf8(data, piece))
+    s = _Session("cccccccc")
+    data = _HEAD + b"".join(s.call(f"u{i}", f"u{i}") + s.result(f"u{i}", "é" * 3000) for i in range(40)) + _CUT
+    run_check(data, "claude-code", typed=True, head=2, chunk=1 << 16, piece=1 << 14)
+    assert pieces and set(pieces) == {ClaudeCodeQuietLines.utf8_piece} and ClaudeCodeQuietLines.utf8_piece < 1 << 14

@@ -96,6 +96,9 @@ _UNREAD, _PROMPT, _OUTPUT, _NOTICE = 0, 1, 2, 3
 class ClaudeCodeQuietLines:
     """``quiet.QuietLines`` for a Claude Code session, a thread at a time."""
 
+    # The uuid tree's generations turn over as the file goes on (see ``quiet.UTF8_PIECE``).
+    utf8_piece = 1 << 12
+
     def __init__(self, adapter: ClaudeCodeAdapter) -> None:
         self.decode = msgspec.json.Decoder(_Line).decode
         self.adapter = adapter
