@@ -24,6 +24,7 @@ from apx_doctor.formats import adapter_class
 from apx_doctor.formats.chat import ChatAdapter
 
 import strategies
+from strategies.turns import call_turn
 
 
 def _plain_doctor(messages: list, fmt: str, marker: str, **options: bool) -> Any:
@@ -184,17 +185,10 @@ def _chat_history(draw) -> list:
             # A second result for a call made earlier: a duplicate, late or orphan result.
             lines.append({"role": "tool", "tool_call_id": draw(st.sampled_from(called)), "content": draw(_TEXT)})
         elif kind in ("sound", "broken"):
-            count = draw(st.integers(1, 4))
-            ids = [str(next(fresh)) if draw(st.booleans()) else draw(st.sampled_from(_POOL)) for _ in range(count)]
-            if kind == "sound":
-                ids = list(dict.fromkeys(ids))
+            ids, order = call_turn(draw, fresh, _POOL, sound=kind == "sound")
             called += ids
             calls = [_call(i, draw(st.sampled_from(["read", "write"]))) for i in ids]
             lines.append({"role": "assistant", "content": None, "tool_calls": calls})
-            order = draw(st.permutations(ids))
-            if kind == "broken":
-                extra = draw(st.lists(st.sampled_from([*ids, "ghost"]), max_size=2))
-                order = order[: draw(st.integers(0, len(order)))] + extra
             for call_id in order:
                 # A sound turn's results may still be not-run records or placeholders.
                 content = draw(_TEXT | _RECORDS) if kind == "sound" else draw(_CONTENT)

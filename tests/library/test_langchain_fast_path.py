@@ -30,6 +30,8 @@ from apx_doctor import DEFAULT_MARKER, api, engine, repair_messages
 from apx_doctor.doctor import HistoryDoctor, RepairOptions
 from apx_doctor.objects import LangChainAdapter
 
+from strategies.turns import call_turn
+
 
 class ShadowedCalls(AIMessage):
     """An AI message whose ``tool_calls`` a property gives: its ``__dict__`` is not what the engine reads."""
@@ -104,17 +106,10 @@ def _history(draw: st.DrawFn) -> list[Any]:
         elif kind == "again" and called:
             messages.append(ToolMessage(draw(_TEXT), tool_call_id=draw(st.sampled_from(called))))
         elif kind in ("sound", "broken"):
-            count = draw(st.integers(1, 4))
-            ids = [str(next(fresh)) if draw(st.booleans()) else draw(st.sampled_from(_POOL)) for _ in range(count)]
-            if kind == "sound":
-                ids = list(dict.fromkeys(ids))
+            ids, order = call_turn(draw, fresh, _POOL, sound=kind == "sound")
             called += ids
             ai = draw(st.sampled_from([AIMessage, AIMessageChunk]))
             messages.append(ai("", tool_calls=[_call(i) for i in ids]))
-            order = draw(st.permutations(ids))
-            if kind == "broken":
-                extra = draw(st.lists(st.sampled_from([*ids, "ghost"]), max_size=2))
-                order = order[: draw(st.integers(0, len(order)))] + extra
             for call_id in order:
                 content = draw(_TEXT) if kind == "sound" and draw(st.booleans()) else draw(_RESULT_CONTENT)
                 result = draw(st.sampled_from([ToolMessage, ToolMessage, ToolMessageChunk]))
