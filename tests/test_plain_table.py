@@ -1,4 +1,4 @@
-"""The findings table written without Rich is, byte for byte, the one Rich writes: Rich is the oracle."""
+"""The findings and repairs tables written without Rich are, byte for byte, the ones Rich writes: Rich is the oracle."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from apx_doctor.model import FileReport, Finding
+from apx_doctor.model import Edit, FileReport, Finding
 from apx_doctor.reporters import _plain_table
 from apx_doctor.reporters import text as text_reporter
 from apx_doctor.rules import RULES
 
-# Words of every length, runs of spaces, and now and then one word far longer than any column.
-_WORD = st.text(st.sampled_from("abcdefghij_-./:0123456789"), min_size=1, max_size=12) | st.text(
-    st.sampled_from("xyz"), min_size=30, max_size=90
+# Words of every length (Latin, Greek and Cyrillic letters among ASCII), runs of spaces, and now
+# and then one word far longer than any column.
+_WORD = st.text(st.sampled_from("abcdefghij_-./:0123456789éüßøÆΩλжЁ°±"), min_size=1, max_size=12) | st.text(
+    st.sampled_from("xyzé"), min_size=30, max_size=90
 )
 _PROSE = st.lists(st.tuples(_WORD, st.sampled_from([" ", " ", "  ", ""])), max_size=14).map(
     lambda pairs: "".join(word + gap for word, gap in pairs)
@@ -46,7 +47,27 @@ def _report(draw) -> FileReport:
     return FileReport(path, draw(st.sampled_from(["chat", "claude-code", "codex"])), findings)
 
 
-def _rich(report: FileReport, width: int) -> str:
+@st.composite
+def _edit(draw) -> Edit:
+    call_id = draw(_NAME)
+    arguments = draw(st.none() | st.dictionaries(_WORD, _PROSE, max_size=3) | _PROSE)
+    record = {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": draw(st.sampled_from(["not run: the turn was interrupted", "é"])),
+    }
+    action = draw(st.sampled_from(["insert", "insert", "remove", "replace"]))
+    return Edit(action, draw(st.integers(1, 10**7)), record, call_id, draw(_NAME), arguments)
+
+
+@st.composite
+def _repaired(draw) -> FileReport:
+    report = draw(_report())
+    report.edits = draw(st.lists(_edit(), min_size=1, max_size=6))
+    return report
+
+
+def _rich(report: FileReport, width: int, table=None) -> str:
     """What Rich writes for the table to a pipe of ``width`` columns (the reporter's own console settings)."""
     out = io.StringIO()
     trimmed = text_reporter._Trimmed(out)
@@ -60,7 +81,8 @@ def _rich(report: FileReport, width: int) -> str:
         no_color=True,
         soft_wrap=False,
     )
-    console.print(text_reporter._findings_table(report, text_reporter.FIRST_ROWS, width))
+    spec = text_reporter._findings_spec(report, text_reporter.FIRST_ROWS, width) if table is None else table
+    console.print(text_reporter._rich_table(spec))
     trimmed.flush()
     return out.getvalue()
 
@@ -73,9 +95,30 @@ def _rich(report: FileReport, width: int) -> str:
 )
 def test_the_plain_table_is_what_rich_writes(report: FileReport, width: int) -> None:
     spec = text_reporter._findings_spec(report, text_reporter.FIRST_ROWS, width)
-    plain = text_reporter._plain_findings(spec, width)
+    plain = text_reporter._plain_drawn(spec, width)
     # None hands the table to Rich (where a column is squeezed below its padding).
     assert plain is None or plain == _rich(report, width)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(report=_repaired(), width=st.integers(20, 260), mode=st.sampled_from(["dry-run", "output", "in-place"]))
+@example(
+    report=FileReport(
+        "a.jsonl",
+        "chat",
+        [],
+        edits=[Edit("insert", 5, {"role": "tool", "tool_call_id": "call_2"}, "call_2", "send", {"channel": "#ops"})],
+    ),
+    width=120,
+    mode="dry-run",
+)
+def test_the_plain_repairs_table_is_what_rich_writes(report: FileReport, width: int, mode: str) -> None:
+    spec = text_reporter._edits_spec(report, mode, text_reporter.FIRST_ROWS)
+    plain = text_reporter._plain_drawn(spec, width)
+    assert plain is None or plain == _rich(report, width, spec)
+    if width >= 120 and all(e.call_id is None or len(e.call_id) < 30 for e in report.edits):
+        # Ids and JSON as repairs show them: the plain table draws it (else every fix pays for Rich).
+        assert plain is not None
 
 
 @given(report=_report(), width=st.integers(100, 260))
@@ -84,7 +127,7 @@ def test_a_table_of_ids_names_and_prose_is_written_without_rich(report: FileRepo
     findings = [dataclasses.replace(f, call_id="toolu_01ABCDEF", tool="read_file") for f in report.findings]
     report = dataclasses.replace(report, findings=findings)
     spec = text_reporter._findings_spec(report, text_reporter.FIRST_ROWS, width)
-    assert text_reporter._plain_findings(spec, width) == _rich(report, width)
+    assert text_reporter._plain_drawn(spec, width) == _rich(report, width)
 
 
 @given(st.lists(_WORD, max_size=30).map(" ".join), st.integers(20, 200))
@@ -97,6 +140,7 @@ def test_a_line_printed_alone_folds_as_rich_folds_it(line: str, width: int) -> N
 
 
 def test_text_it_cannot_vouch_for_is_left_to_rich() -> None:
-    for odd in ("caf\u00e9", "\u6f22\u5b57", "a\tb"):
+    # Wide (CJK, emoji), combining, unprintable: their cells are not one a character.
+    for odd in ("\u6f22\u5b57", "\U0001f600", "e\u0301", "\u2192", "a\tb", "soft\u00adhyphen"):
         columns = [_plain_table.Column("Line", right=True, wraps=False), _plain_table.Column("What happened")]
         assert _plain_table.table("a.jsonl", columns, [["1", odd]], 120) is None

@@ -79,6 +79,19 @@ def test_findings_bring_advice_and_rich_only_for_colour(tmp_path: Path) -> None:
     assert {"rich.table", "apx_doctor.advice"} <= coloured
 
 
+def test_a_repair_draws_its_tables_without_rich_to_a_pipe(tmp_path: Path) -> None:
+    broken = (
+        CLEAN
+        + b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\\"q\\": \\"caf\xc3\xa9\\"}"}}]}\n'
+    )
+    (tmp_path / "a.jsonl").write_bytes(broken + CLEAN)
+    for args in (["fix", "a.jsonl"], ["fix", "--output", "out.jsonl", "a.jsonl"], ["fix", "--in-place", "--backup", "a.jsonl"]):
+        loaded = _loaded(tmp_path, args[0], "--isolated", *args[1:])
+        assert "apx_doctor.stream" in loaded, args
+        assert not {m for m in loaded if m.startswith("rich")}, args
+    assert (tmp_path / "a.jsonl.bak").exists()  # the probe did repair in place
+
+
 def test_version_loads_no_adapter(tmp_path: Path) -> None:
     loaded = _loaded(tmp_path, "--version")
     assert not {m for m in loaded if m.startswith("apx_doctor.formats")}

@@ -14,7 +14,9 @@ shape (``box.SIMPLE_HEAD``, padding ``(0, 1)``, ``expand=False``):
 * a wrapping cell breaks between words, a word wider than its column is cut
   with an ellipsis, as is a cell that does not wrap; the title folds.
 
-Anything else (colour, other characters, odd widths) returns None, and the
+Cells hold ASCII and the letters and signs of Latin, Greek and Cyrillic
+(``_NARROW``), one cell each in Rich's table. Anything else (colour, wide or
+combining characters, odd widths) returns None, and the
 caller draws with Rich. ``tests/test_plain_table.py`` holds every table this
 writes to what Rich writes for it.
 """
@@ -29,6 +31,10 @@ from itertools import pairwise
 ELLIPSIS = "…"
 # A word and the spaces after it, as Rich's wrapping reads words.
 _WORD = re.compile(r"\s*\S+\s*")
+# Characters beyond ASCII that every Rich version measures one cell wide: Latin-1's signs
+# and letters (not the soft hyphen), Latin Extended, Greek and Cyrillic up to the
+# combining marks that follow them (U+0300-U+036F, U+0483-U+0489), which take no cell.
+_NARROW = re.compile("[\u00a1-\u00ac\u00ae-\u02ff\u0370-\u0482]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +75,10 @@ def folded(text: str, width: int) -> list[str] | None:
 
 
 def _plain(text: str) -> bool:
-    """Printable ASCII lines: a character a cell (the ellipsis ``printable`` cuts with is one too)."""
-    text = text.replace(ELLIPSIS, ".")
-    return text.isascii() and all(line.isprintable() for line in text.split("\n"))
+    """Printable lines of one cell a character: ASCII, ``_NARROW`` (and the ellipsis ``printable`` cuts with)."""
+    if not text.isascii() and not _NARROW.sub("", text.replace(ELLIPSIS, "")).isascii():
+        return False
+    return all(line.isprintable() for line in text.split("\n"))
 
 
 def _widths(columns: Sequence[Column], cells: Sequence[Sequence[str]], room: int) -> list[int] | None:

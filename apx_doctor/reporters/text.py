@@ -5,11 +5,11 @@ Every piece of transcript text goes through ``printable`` and reaches Rich as a
 
 Rich is imported only when there is something to draw: a clean run prints just
 its summary, which is written here byte for byte as Rich would write it (see
-``plain_line``), so a check of a clean file starts fast. A check's findings
-tables, to output that takes no colour (a pipe, a CI log), are laid out by
-``_plain_table`` as Rich lays them out, byte for byte, for a tenth of the
-time; a terminal's colours, and anything that module cannot vouch for, are
-Rich's to draw.
+``plain_line``), so a check of a clean file starts fast. The findings and
+repairs tables, to output that takes no colour (a pipe, a CI log), are laid
+out by ``_plain_table`` as Rich lays them out, byte for byte, for a tenth of
+the time; a terminal's colours, and anything that module cannot vouch for,
+are Rich's to draw.
 """
 
 from __future__ import annotations
@@ -134,28 +134,34 @@ def render(reports: Sequence[FileReport], ctx: RenderContext) -> None:
 
 
 def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
-    """Findings tables written as Rich writes them, without Rich, where that is certain; False: nothing written.
+    """The tables written as Rich writes them, without Rich, where that is certain; False: nothing written.
 
     Only for output Rich would write no colour to, trimmed (no terminal), and
-    only for what a check draws: findings tables, their "and N more" line and
-    the summary. Everything is laid out first, then written.
+    only for what a check or a repair draws: findings and repairs tables,
+    their "and N more" lines, the lines naming a file rewritten or a backup,
+    and the summary (an error goes to Rich). Everything is laid out first,
+    then written.
     """
-    from ._plain_table import folded
+    from . import _plain_table
 
     width = _plain_width(ctx.out, ctx.color)
-    if width is None or any(_beyond_findings(r, ctx) or r.backup is not None for r in reports):
+    if width is None or any(r.error is not None for r in reports):
         return False
     limit = None if ctx.show_all else FIRST_ROWS
     parts = []
     for report in reports:
-        if not report.findings:
-            continue
-        drawn = _plain_findings(_findings_spec(report, limit, width), width)
-        more = _more_text(len(report.findings), limit, "finding")
-        lines = [] if more is None else folded(more, width)
-        if drawn is None or lines is None:
-            return False
-        parts.append(drawn + "".join(line + "\n" for line in lines))
+        for spec, total, what in _tables(report, ctx, limit, width):
+            drawn = _plain_drawn(spec, width)
+            more = _more_text(total, limit, what)
+            lines = [] if more is None else _plain_table.folded(more, width)
+            if drawn is None or lines is None:
+                return False
+            parts.append(drawn + "".join(line + "\n" for line in lines))
+        for note in _notes(report, ctx):
+            lines = _plain_table.folded(note, width)
+            if lines is None:
+                return False
+            parts.append("".join(line + "\n" for line in lines))
     summary_line = None
     if not ctx.quiet:
         summary_line = plain_line(ctx.err, ctx.color, summary_text(reports, ctx), _summary_style(reports))
@@ -165,6 +171,26 @@ def _render_plain(reports: Sequence[FileReport], ctx: RenderContext) -> bool:
     if summary_line is not None:
         _write(ctx.err, summary_line)
     return True
+
+
+def _tables(report: FileReport, ctx: RenderContext, limit: int | None, width: int | None) -> list[tuple[_TableSpec, int, str]]:
+    """The tables drawn for ``report`` (findings, then repairs), each with its row count and what a row is."""
+    tables = []
+    if report.findings:
+        tables.append((_findings_spec(report, limit, width), len(report.findings), "finding"))
+    if ctx.command == "fix" and report.edits:
+        tables.append((_edits_spec(report, "dry-run" if report.refused else ctx.mode, limit), len(report.edits), "repair"))
+    return tables
+
+
+def _notes(report: FileReport, ctx: RenderContext) -> list[str]:
+    """The lines after the tables: the file rewritten in place, and where its original was kept."""
+    notes = []
+    if ctx.mode == "in-place" and report.written:
+        notes.append(f"Fixing {shown_name(report.path)}")
+    if report.backup is not None:
+        notes.append(f"Kept the original of {shown_name(report.path)} as {shown_name(report.backup)}")
+    return notes
 
 
 def _plain_width(stream: Any, color: bool | None) -> int | None:
@@ -180,13 +206,11 @@ def _plain_width(stream: Any, color: bool | None) -> int | None:
 
 def _draws(report: FileReport, ctx: RenderContext) -> bool:
     """Whether ``_render_rich`` prints anything for ``report`` besides the summary."""
-    return bool(report.findings) or _beyond_findings(report, ctx)
-
-
-def _beyond_findings(report: FileReport, ctx: RenderContext) -> bool:
-    """Whether ``report`` draws more than a findings table: an error, a repairs table, a file written."""
     return bool(
-        report.error is not None or (ctx.command == "fix" and report.edits) or (ctx.mode == "in-place" and report.written)
+        report.findings
+        or report.error is not None
+        or (ctx.command == "fix" and report.edits)
+        or (ctx.mode == "in-place" and report.written)
     )
 
 
@@ -202,16 +226,11 @@ def _render_rich(reports: Sequence[FileReport], ctx: RenderContext) -> None:
             err.print(Text(neutral(f"apx-doctor: error: {printable(report.error)}"), style="bold red"), soft_wrap=True)
             continue
         limit = None if ctx.show_all else FIRST_ROWS
-        if report.findings:
-            out.print(_findings_table(report, limit, out.width))
-            _more(out, len(report.findings), limit, "finding")
-        if ctx.command == "fix" and report.edits:
-            out.print(_edits_table(report, "dry-run" if report.refused else ctx.mode, limit))
-            _more(out, len(report.edits), limit, "repair")
-        if ctx.mode == "in-place" and report.written:
-            out.print(Text(f"Fixing {shown_name(report.path)}"))
-        if report.backup is not None:
-            out.print(Text(f"Kept the original of {shown_name(report.path)} as {shown_name(report.backup)}"))
+        for spec, total, what in _tables(report, ctx, limit, out.width):
+            out.print(_rich_table(spec))
+            _more(out, total, limit, what)
+        for note in _notes(report, ctx):
+            out.print(Text(note))
     if not ctx.quiet:
         err.print(_summary_line(reports, ctx))
 
@@ -245,22 +264,22 @@ def _title(report: FileReport) -> Text:
 NARROW = 100
 
 
-# A findings table's cells as (text, style) runs, before Rich or ``_plain_table`` lays them out.
+# A table's cells (and its title) as (text, style) runs, before Rich or ``_plain_table`` lays them out.
 _Cell = list[tuple[str, str]]
 
 
-class _FindingsSpec:
-    """A findings table before layout. (A plain class: a clean run imports this module and builds none.)"""
+class _TableSpec:
+    """A table before layout. (A plain class: a clean run imports this module and builds none.)"""
 
     __slots__ = ("columns", "rows", "title")
 
-    def __init__(self, title: tuple[str, str], columns: list[_plain_table.Column], rows: list[list[_Cell]]) -> None:
-        self.title = title  # the file's shown name, then "  (format)"
+    def __init__(self, title: _Cell, columns: list[_plain_table.Column], rows: list[list[_Cell]]) -> None:
+        self.title = title
         self.columns = columns
         self.rows = rows
 
 
-def _findings_spec(report: FileReport, limit: int | None, width: int | None) -> _FindingsSpec:
+def _findings_spec(report: FileReport, limit: int | None, width: int | None) -> _TableSpec:
     from ..safe import printable
     from ._plain_table import Column
 
@@ -295,18 +314,14 @@ def _findings_spec(report: FileReport, limit: int | None, width: int | None) -> 
                 *([[(_safe_next(f), _KIND_STYLE.get(f.tool_kind, ""))]] if advice and not narrow else []),
             ]
         )
-    return _FindingsSpec((shown_name(report.path), f"  ({report.format})"), columns, rows)
+    return _TableSpec([(shown_name(report.path), "bold"), (f"  ({report.format})", "dim")], columns, rows)
 
 
-def _findings_table(report: FileReport, limit: int | None = None, width: int | None = None) -> Table:
+def _rich_table(spec: _TableSpec) -> Table:
     from rich import box
     from rich.table import Table
-    from rich.text import Text
 
-    spec = _findings_spec(report, limit, width)
-    title = Text(spec.title[0], style="bold")
-    title.append(spec.title[1], style="dim")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
+    table = Table(title=_text(spec.title), title_justify="left", box=box.SIMPLE_HEAD, expand=False)
     for column in spec.columns:
         table.add_column(
             column.header,
@@ -317,21 +332,25 @@ def _findings_table(report: FileReport, limit: int | None = None, width: int | N
             ratio=column.ratio,
         )
     for row in spec.rows:
-        texts = []
-        for cell in row:
-            text = Text(cell[0][0], style=cell[0][1])
-            for part, style in cell[1:]:
-                text.append(part, style=style)
-            texts.append(text)
-        table.add_row(*texts)
+        table.add_row(*map(_text, row))
     return table
 
 
-def _plain_findings(spec: _FindingsSpec, width: int) -> str | None:
-    rows = [["".join(part for part, _style in cell) for cell in row] for row in spec.rows]
-    from ._plain_table import table
+def _text(runs: _Cell) -> Text:
+    from rich.text import Text
 
-    return table("".join(spec.title), spec.columns, rows, width)
+    text = Text(runs[0][0], style=runs[0][1])
+    for part, style in runs[1:]:
+        text.append(part, style=style)
+    return text
+
+
+def _plain_drawn(spec: _TableSpec, width: int) -> str | None:
+    from . import _plain_table
+
+    rows = [["".join(part for part, _style in cell) for cell in row] for row in spec.rows]
+    title = "".join(part for part, _style in spec.title)
+    return _plain_table.table(title, spec.columns, rows, width)
 
 
 def _what_happened(f: Finding) -> str:
@@ -355,35 +374,34 @@ def _safe_next(f: Finding) -> str:
 _KIND_STYLE: dict[str | None, str] = {"read-only": "green", "side-effects": "bold yellow", "unknown": "yellow"}
 
 
-def _edits_table(report: FileReport, mode: str, limit: int | None = None) -> Table:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
+def _edits_spec(report: FileReport, mode: str, limit: int | None = None) -> _TableSpec:
     from ..safe import printable
+    from ._plain_table import Column
 
     verb = {"dry-run": "would be made (dry run, nothing written)"}.get(mode, "made")
-    title = Text(f"Repairs to {shown_name(report.path)} {verb}", style="bold")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, expand=False)
-    table.add_column("Line", justify="right", no_wrap=True)
-    table.add_column("Action", no_wrap=True)
-    table.add_column("Call id", overflow="ellipsis", max_width=32)
-    table.add_column("Tool", overflow="ellipsis", max_width=40)
     # JSON is shown with a space after each separator, so it folds between tokens;
     # a token wider than the column is cut with an ellipsis, never split.
-    table.add_column("Arguments", overflow="ellipsis", ratio=1)
-    table.add_column("Record", overflow="ellipsis", ratio=2)
+    columns = [
+        Column("Line", right=True, wraps=False),
+        Column("Action", wraps=False),
+        Column("Call id", max_width=32),
+        Column("Tool", max_width=40),
+        Column("Arguments", ratio=1),
+        Column("Record", ratio=2),
+    ]
+    rows = []
     for e in report.edits[:limit]:
         where = f"before {e.line}" if e.action == "insert" else str(e.line)
-        table.add_row(
-            Text(where),
-            Text(e.action),
-            Text(printable(e.call_id, 40)),
-            Text(printable(e.tool, 40)),
-            Text(printable(spaced_json(e.arguments), ARGUMENTS_WIDTH)),
-            Text(printable(spaced_json(e.record), RECORD_WIDTH)),
+        cells = (
+            where,
+            e.action,
+            printable(e.call_id, 40),
+            printable(e.tool, 40),
+            printable(spaced_json(e.arguments), ARGUMENTS_WIDTH),
+            printable(spaced_json(e.record), RECORD_WIDTH),
         )
-    return table
+        rows.append([[(cell, "")] for cell in cells])
+    return _TableSpec([(f"Repairs to {shown_name(report.path)} {verb}", "bold")], columns, rows)
 
 
 def spaced_json(value: object) -> object:
