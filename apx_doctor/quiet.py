@@ -15,7 +15,9 @@ Anything else is a deviation: the lines held of the step in progress are read
 again, and so is the line itself, by the general code (orjson, ``classify``,
 ``feed``), so every finding and every byte written is the one that code
 makes. A deviation is cheap and always safe; only what ``take`` takes must be
-certain. Where deviations are the rule (lines the format does not type), the
+certain. A format whose lines are whole histories (dataset rows) takes a row
+only as a whole (``QUIET``), and a row it does not take goes through the
+doctor's review of a row. Where deviations are the rule (lines the format does not type), the
 typed decode of each would be spent in vain: such chunks are read whole for a
 while (``WHOLE_SHARE``, ``RESTING``).
 
@@ -97,6 +99,9 @@ class QuietLines(Protocol):
 
     # Optional: the largest piece of a chunk its UTF-8 check may decode at once (see ``UTF8_PIECE``).
     # utf8_piece: int
+    # Optional: True where ``take`` deviates on any line its decoder accepts nested deeper than
+    # orjson reads (dataset rows bound each raw value they keep): the loop then counts no brackets.
+    # proves_depth: bool
 
     def thread(self) -> Hashable:
         """The thread a stretch from here follows (``Step.thread``): that of the line read whole last.
@@ -183,6 +188,11 @@ class _Loop:
         self.read_whole = 0
         self.resting = 0
         self.utf8_piece = min(UTF8_PIECE, getattr(lines, "utf8_piece", UTF8_PIECE))
+        # Optional: the format's ``take`` bounds the nesting of every value its decoder skips.
+        self.proves_depth = getattr(lines, "proves_depth", False)
+        # A line that is a whole history (dataset rows): nothing is pending between lines,
+        # and a line read whole goes through the doctor's review of a row.
+        self.rows = run_.doctor.adapter.one_history_a_line
 
     def run(self, chunks: Iterable[bytes]) -> None:
         number = self.run_.number
@@ -221,6 +231,8 @@ class _Loop:
         # self-check's adapter reads no line taken, and where a format tells threads apart by earlier
         # lines (a Claude Code sub-agent's, by its parents) it could tell them otherwise.
         thread = self.step.thread = self.lines.thread() if self.checker is None else None
+        if self.rows:
+            return self.checker is None or self.run_.default_terminator is not None
         if self.checker is None:
             return self.engine.quiet(thread)
         return self.engine.quiet(thread) and self.checker.quiet(thread) and self.run_.default_terminator is not None
@@ -229,6 +241,7 @@ class _Loop:
         """The hot loop: a line the format takes costs its typed decode and ``take``."""
         decode, take, refused = self.lines.decode, self.lines.take, self.refused
         step, held, keep, last = self.step, self.held, self.keep, self.last
+        counted = not self.proves_depth
         on = self.quiet()
         for raw in lines:
             number += 1
@@ -237,7 +250,7 @@ class _Loop:
                     line = decode(raw)
                 except refused:
                     line = None
-                if line is None or len(raw) > SHALLOW and not self.shallow(line, raw):
+                if line is None or len(raw) > SHALLOW and counted and not self.shallow(line, raw):
                     said = DEVIATES
                 else:
                     said = take(line, step)
@@ -305,18 +318,21 @@ class _Loop:
         self.stretch_from = number
         self.read_whole += 1
         run_.number = number - 1  # the loops count it
-        if self.keep is not None:
+        if self.keep is not None or self.rows:
             run_.line(raw, jsonl.parse(raw))
         else:
             _check_loop(run_, (raw,))
 
     def whole(self, lines: Iterable[bytes], number: int) -> int:
         """Every line after line ``number`` read whole, by ``stream``'s own loop; returns the last line's number."""
-        from .stream import _check_loop, _repair_loop  # stream imports this module
+        from .stream import _check_loop, _generic_loop, _repair_loop  # stream imports this module
 
         run_ = self.run_
         run_.number = number
-        (_check_loop if self.keep is None else _repair_loop)(run_, lines)
+        if self.rows:
+            _generic_loop(run_, lines)
+        else:
+            (_check_loop if self.keep is None else _repair_loop)(run_, lines)
         self.stretch_from = run_.number
         return run_.number
 

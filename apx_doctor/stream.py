@@ -148,9 +148,12 @@ def _drive(
     for raw, value in zip(head, parsed):
         run_.line(raw, value)
     doctor = run_.doctor
-    if doctor.adapter.one_history_a_line or doctor.relinks:
+    rows = doctor.adapter.one_history_a_line
+    # ``show`` (its own ``quiet_lines``) reads dataset rows whole: it draws each.
+    typed = type(doctor.adapter).quiet_lines is not None and _reads_chunks(rest) and not (rows and quiet_lines is not None)
+    if doctor.relinks or rows and not typed:
         _generic_loop(run_, rest)
-    elif type(doctor.adapter).quiet_lines is not None and _reads_chunks(rest):
+    elif typed:
         lines = quiet_lines or doctor.adapter.quiet_lines
         quiet.loop(run_, rest, lines)  # type: ignore[arg-type]  # a file: _reads_chunks
     elif run_.sink is None:

@@ -22,12 +22,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..doctor import HistoryDoctor, RepairOptions, Verdict
 from ..model import Edit, Finding
 from ._llamafactory import LlamaFactoryReader, PositionalReader, ShareGPTReader
 from .base import DROP, Detection, FormatAdapter, LineReview
+
+if TYPE_CHECKING:
+    from ..quiet import QuietLines
 
 _FALLBACK = "chat"
 
@@ -47,6 +50,11 @@ class DatasetsAdapter(FormatAdapter):
             if _is_row(obj):
                 return Detection.CERTAIN
         return Detection.NO
+
+    def quiet_lines(self) -> QuietLines:
+        from ._datasets_quiet import DatasetsQuietLines
+
+        return DatasetsQuietLines(self)
 
     def review_line(self, number: int, obj: Any, options: Any) -> LineReview:
         key = _messages_key(obj)
